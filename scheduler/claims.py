@@ -1,0 +1,187 @@
+"""Atomic claims against the database: the race fix.
+
+Phase one of scheduling picks hosts from memory without locks; phase two,
+here, writes the claims in one transaction that re-checks capacity in SQL:
+
+    UPDATE inventories SET claimed = claimed + :amount
+     WHERE provider_id = :p AND resource_class = :rc
+       AND claimed + :amount <= capacity
+       AND reported_used + :amount <= capacity ...
+
+Usage is the larger of what the tracker reported and what claims add up
+to, so both sums are checked. Zero rows updated means another worker took
+the capacity (or a report shrank it): the whole transaction rolls back and
+``ClaimConflict`` names the provider, so a request for N instances gets
+either all N claims or none.
+
+Lock order in every writer is providers (ascending id) -> inventories ->
+change_counter, the same as ``scheduler.db.providers``; deadlocks that the
+database still reports are retried by ``wrap_db_retry``.
+"""
+
+import dataclasses
+import datetime
+
+import sqlalchemy as sa
+from oslo_db import api as oslo_db_api
+from oslo_utils import timeutils
+
+from scheduler import exception
+from scheduler.db import api as db_api
+from scheduler.db import models
+
+P = models.providers
+INV = models.inventories
+ALLOC = models.allocations
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """Resources one consumer takes from one provider."""
+
+    consumer_uuid: str
+    provider_id: int
+    resources: dict
+
+
+def _lock_providers(session, provider_ids):
+    for provider_id in sorted(provider_ids):
+        locked = session.execute(
+            sa.update(P).where(P.c.id == provider_id)
+            .values(generation=P.c.generation + 1)).rowcount
+        if not locked:
+            raise exception.ClaimConflict(provider=provider_id,
+                                          resource_class='(deleted)')
+
+
+def _stamp_change(session, provider_ids):
+    if provider_ids:
+        seq = db_api.next_change_seq(session)
+        session.execute(sa.update(P).where(P.c.id.in_(list(provider_ids)))
+                        .values(change_seq=seq))
+
+
+def _release_rows(session, rows):
+    for row in rows:
+        session.execute(
+            sa.update(INV).where(INV.c.provider_id == row.provider_id,
+                                 INV.c.resource_class == row.resource_class)
+            .values(claimed=sa.case(
+                (INV.c.claimed > row.amount, INV.c.claimed - row.amount),
+                else_=0)))
+    if rows:
+        session.execute(sa.delete(ALLOC).where(
+            ALLOC.c.id.in_([r.id for r in rows])))
+
+
+def _allocations_of(session, consumers, lock=False):
+    query = sa.select(ALLOC).where(ALLOC.c.consumer_uuid.in_(consumers))
+    if lock:
+        query = query.with_for_update()
+    return session.execute(query).all()
+
+
+@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
+def claim_resources(db, claims, now=None):
+    """Write every claim or none; raise ClaimConflict if one doesn't fit.
+
+    Claims already held by the same consumers are replaced (a reschedule
+    moves the claim to the new host).
+    """
+    now = now or timeutils.utcnow()
+    consumers = sorted({c.consumer_uuid for c in claims})
+    with db.writer() as session:
+        previous = _allocations_of(session, consumers)
+        touched = {c.provider_id for c in claims}
+        touched |= {r.provider_id for r in previous}
+        _lock_providers(session, touched)
+        _release_rows(session, _allocations_of(session, consumers,
+                                               lock=True))
+        for claim in claims:
+            _take(session, claim)
+        session.execute(sa.insert(ALLOC), [
+            {'consumer_uuid': c.consumer_uuid, 'provider_id': c.provider_id,
+             'resource_class': rc, 'amount': amount, 'created_at': now,
+             'confirmed_at': None}
+            for c in claims for rc, amount in sorted(c.resources.items())])
+        _stamp_change(session, touched)
+
+
+def _take(session, claim):
+    for rc, amount in sorted(claim.resources.items()):
+        taken = session.execute(
+            sa.update(INV).where(
+                INV.c.provider_id == claim.provider_id,
+                INV.c.resource_class == rc,
+                INV.c.claimed + amount <= INV.c.capacity,
+                INV.c.reported_used + amount <= INV.c.capacity,
+                INV.c.min_unit <= amount,
+                INV.c.max_unit >= amount)
+            .values(claimed=INV.c.claimed + amount)).rowcount
+        if not taken:
+            raise exception.ClaimConflict(provider=claim.provider_id,
+                                          resource_class=rc)
+
+
+@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
+def delete_allocations(db, consumer_uuid):
+    """Release every claim of ``consumer_uuid``; returns how many rows.
+
+    Idempotent: releasing a consumer with no claims does nothing.
+    """
+    with db.writer() as session:
+        rows = _allocations_of(session, [consumer_uuid])
+        if not rows:
+            return 0
+        touched = {r.provider_id for r in rows}
+        _lock_providers(session, touched)
+        rows = _allocations_of(session, [consumer_uuid], lock=True)
+        _release_rows(session, rows)
+        _stamp_change(session, touched)
+        return len(rows)
+
+
+@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
+def sync_host_consumers(db, host, instance_uuids, grace_seconds, now=None):
+    """Reconcile the claims on ``host`` with the instances it really runs.
+
+    Claims of reported instances are confirmed; claims of consumers the
+    host does not report and older than ``grace_seconds`` are released.
+    Returns ``(confirmed, released)`` row counts.
+    """
+    now = now or timeutils.utcnow()
+    cutoff = now - datetime.timedelta(seconds=grace_seconds)
+    running = set(instance_uuids)
+    with db.writer() as session:
+        provider_ids = session.execute(
+            sa.select(P.c.id).where(P.c.host == host)).scalars().all()
+        if not provider_ids:
+            return 0, 0
+        _lock_providers(session, provider_ids)
+        rows = session.execute(sa.select(ALLOC).where(
+            ALLOC.c.provider_id.in_(provider_ids)).with_for_update()).all()
+        confirm = [r.id for r in rows
+                   if r.consumer_uuid in running and r.confirmed_at is None]
+        stale = [r for r in rows if r.consumer_uuid not in running
+                 and r.created_at <= cutoff]
+        if confirm:
+            session.execute(sa.update(ALLOC).where(ALLOC.c.id.in_(confirm))
+                            .values(confirmed_at=now))
+        _release_rows(session, stale)
+        _stamp_change(session, provider_ids if stale else ())
+        return len(confirm), len(stale)
+
+
+def list_allocations(db, host=None, consumer_uuid=None):
+    """Claims as dicts (with the provider's host and node names)."""
+    query = (sa.select(ALLOC, P.c.host, P.c.nodename, P.c.uuid
+                       .label('provider_uuid'))
+             .join(P, P.c.id == ALLOC.c.provider_id)
+             .order_by(P.c.host, ALLOC.c.consumer_uuid,
+                       ALLOC.c.resource_class))
+    if host is not None:
+        query = query.where(P.c.host == host)
+    if consumer_uuid is not None:
+        query = query.where(ALLOC.c.consumer_uuid == consumer_uuid)
+    with db.reader() as session:
+        return [dict(r._mapping) for r in session.execute(query)]

@@ -1,0 +1,77 @@
+"""SchedulerClient: select_destinations and the tracker-side casts.
+
+Input is validated before it is sent, so a tracker learns about a bad
+field from a ``ValueError`` (``scheduler.exception.InvalidField``) at the
+call, not from a line in the scheduler's log.
+"""
+
+from oslo_utils import timeutils
+
+from scheduler import conf as sched_conf
+from scheduler import exception
+from scheduler import manager
+from scheduler import objects
+from scheduler import rpc
+from scheduler import rpcapi
+
+
+class SchedulerClient:
+
+    def __init__(self, conf, transport=None):
+        sched_conf.register_all(conf)
+        self.conf = conf
+        self._owns_transport = transport is None
+        self.transport = transport or rpc.get_transport(conf)
+        self.api = rpcapi.SchedulerAPI(conf, self.transport)
+
+    def select_destinations(self, ctxt, spec, filter_properties=None,
+                            instance_uuids=None, return_alternates=False):
+        """Claim a destination per instance.
+
+        ``spec`` is a ``RequestSpec`` or the legacy ``request_spec`` dict
+        (then ``filter_properties`` is the legacy dict that goes with it).
+        Returns one list of ``Selection`` per instance: the claimed host
+        first, then up to ``max_attempts - 1`` alternates if asked for.
+        Raises ``scheduler.exception.NoValidHost`` when nothing fits.
+        """
+        if isinstance(spec, dict):
+            spec = objects.RequestSpec.from_primitives(spec,
+                                                       filter_properties)
+        elif not isinstance(spec, objects.RequestSpec):
+            raise exception.InvalidField(
+                field='spec', reason='expected a RequestSpec or a legacy '
+                'request_spec dict, got %s' % type(spec).__name__)
+        elif filter_properties:
+            raise exception.InvalidField(
+                field='filter_properties',
+                reason='only allowed with a legacy request_spec dict')
+        if instance_uuids is not None:
+            instance_uuids = list(instance_uuids)
+        return self.api.select_destinations(ctxt, spec, instance_uuids,
+                                            return_alternates)
+
+    def update_resource_stats(self, ctxt, name, stats):
+        """Report what a host (or ``(host, node)``) has; fire and forget.
+
+        ``stats`` is a dict of compute_nodes fields or a ``ComputeNode``.
+        The report is stamped with ``updated_at`` (now) unless it has one;
+        the scheduler ignores reports older than the one it holds.
+        """
+        host, node = manager.parse_name(name)
+        node_obj = objects.ComputeNode.from_stats(host, node, stats)
+        if node_obj.updated_at is None:
+            node_obj.updated_at = timeutils.utcnow(with_timezone=True)
+        wire_name = host if isinstance(name, str) else [host, node]
+        self.api.update_resource_stats(ctxt, wire_name, node_obj)
+
+    def delete_allocations(self, ctxt, consumer_uuid):
+        """Release the claims of an instance (deleted, or build failed)."""
+        self.api.delete_allocations(ctxt, consumer_uuid)
+
+    def sync_instance_info(self, ctxt, host, instance_uuids):
+        """Tell the scheduler which instances ``host`` really runs."""
+        self.api.sync_instance_info(ctxt, host, list(instance_uuids))
+
+    def close(self):
+        if self._owns_transport:
+            self.transport.cleanup()

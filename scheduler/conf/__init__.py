@@ -1,0 +1,30 @@
+"""Configuration for the scheduler: one module per option group.
+
+There is no global ``CONF``. Every entry point (daemon, CLI, client, test)
+creates its own ``oslo_config.cfg.ConfigOpts`` and calls :func:`register_all`
+(or only the ``register_opts`` it needs) before reading options.
+"""
+
+from oslo_config import cfg
+
+from scheduler.conf import database
+from scheduler.conf import filter_scheduler
+from scheduler.conf import messaging
+from scheduler.conf import scheduler as scheduler_group
+from scheduler.conf import service
+from scheduler.conf import upgrade_levels
+
+_MODULES = (service, scheduler_group, filter_scheduler, upgrade_levels,
+            database, messaging)
+
+
+def register_all(conf: cfg.ConfigOpts) -> cfg.ConfigOpts:
+    """Register every option the scheduler reads on ``conf``; idempotent."""
+    for module in _MODULES:
+        module.register_opts(conf)
+    return conf
+
+
+def new_config() -> cfg.ConfigOpts:
+    """A fresh ``ConfigOpts`` with every scheduler option registered."""
+    return register_all(cfg.ConfigOpts())

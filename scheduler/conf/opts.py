@@ -1,0 +1,23 @@
+"""Entry point for ``oslo-config-generator`` (``oslo.config.opts``).
+
+Gathers the options of every ``scheduler.conf`` module. The options of
+oslo.messaging, oslo.db and oslo.log are listed under their own generator
+namespaces (see ``etc/scheduler/scheduler-config-generator.conf``).
+"""
+
+import collections
+
+from scheduler.conf import filter_scheduler
+from scheduler.conf import scheduler as scheduler_group
+from scheduler.conf import service
+from scheduler.conf import upgrade_levels
+
+_MODULES = (service, scheduler_group, filter_scheduler, upgrade_levels)
+
+
+def list_opts():
+    grouped = collections.OrderedDict()
+    for module in _MODULES:
+        for group, opts in module.list_opts().items():
+            grouped.setdefault(group, []).extend(opts)
+    return [(group, opts) for group, opts in grouped.items()]

@@ -1,0 +1,67 @@
+"""[scheduler] options: the RPC topic, claims, refresh and defaults."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup('scheduler', title='Scheduler options')
+
+scheduler_opts = [
+    cfg.StrOpt('topic',
+               default='scheduler',
+               help='RPC topic the scheduler workers consume and the '
+                    'client sends to. Every scheduler and every client of '
+                    'one cloud must use the same value.'),
+    cfg.IntOpt('max_attempts',
+               default=3, min=1,
+               help='Maximum number of hosts a conductor tries for one '
+                    'instance. select_destinations returns at most '
+                    'max_attempts - 1 alternates per instance.'),
+    cfg.IntOpt('claim_retries',
+               default=8, min=1,
+               help='How many times one request re-plans after losing a '
+                    'claim race to another worker before it answers '
+                    'NoValidHost. Each conflict refreshes the host state '
+                    'from the database first.'),
+    cfg.FloatOpt('refresh_interval',
+                 default=0.0, min=0.0,
+                 help='Seconds between two incremental refreshes of a '
+                      'worker\'s in-memory host state. 0 refreshes before '
+                      'every scheduling decision (one indexed query that '
+                      'returns only changed rows). A claim conflict always '
+                      'refreshes at once, whatever this value.'),
+    cfg.IntOpt('service_down_time',
+               default=60, min=1,
+               help='Seconds after which a host whose tracker has not '
+                    'reported is considered down and is not scheduled to. '
+                    'Used by ComputeFilter.'),
+    cfg.StrOpt('default_availability_zone',
+               default='nova',
+               help='Availability zone of a host whose tracker reports '
+                    'none.'),
+    cfg.FloatOpt('default_cpu_allocation_ratio',
+                 default=4.0, min=0.0,
+                 help='VCPU allocation ratio for hosts that report none '
+                      '(or 0.0).'),
+    cfg.FloatOpt('default_ram_allocation_ratio',
+                 default=1.0, min=0.0,
+                 help='MEMORY_MB allocation ratio for hosts that report '
+                      'none (or 0.0).'),
+    cfg.FloatOpt('default_disk_allocation_ratio',
+                 default=1.0, min=0.0,
+                 help='DISK_GB allocation ratio for hosts that report none '
+                      '(or 0.0).'),
+    cfg.IntOpt('unconfirmed_claim_grace_period',
+               default=600, min=0,
+               help='Seconds a claim may stay unconfirmed. When a host\'s '
+                    'tracker calls sync_instance_info, claims on that host '
+                    'for instances it does not run and that are older than '
+                    'this are released.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(scheduler_opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: scheduler_opts}

@@ -1,0 +1,120 @@
+"""Engine and transactions of the scheduler database (oslo.db enginefacade).
+
+``Database(conf)`` is created once per worker process, after any fork.
+``with db.writer() as session`` opens a write transaction, ``db.reader()`` a
+read-only one. ``next_change_seq(session)`` bumps the global change counter;
+call it last in a write transaction, after every provider row the
+transaction changes is already locked, so lock order is always
+providers -> inventories -> change_counter and writers cannot deadlock on it.
+
+SQLite serializes writers: its write transactions start with
+``BEGIN IMMEDIATE`` (WAL journal, 30 s busy timeout), so two processes never
+fail each other's transaction half-way.
+"""
+
+import contextlib
+import threading
+
+import sqlalchemy as sa
+from oslo_db.sqlalchemy import enginefacade
+
+from scheduler.db import models
+
+_FACADE_OPTIONS = ('connection', 'slave_connection', 'sqlite_fk',
+                   'mysql_sql_mode', 'connection_recycle_time',
+                   'max_pool_size', 'max_overflow', 'pool_timeout',
+                   'max_retries', 'retry_interval', 'connection_debug',
+                   'connection_trace')
+
+
+@enginefacade.transaction_context_provider
+class _TxContext:
+    """The per-transaction holder enginefacade needs."""
+
+
+class Database:
+    """One connection pool to the scheduler database."""
+
+    def __init__(self, conf, connection=None, max_retries=None):
+        self.url = connection or conf.database.connection
+        options = {k: conf.database[k] for k in _FACADE_OPTIONS
+                   if k in conf.database}
+        options['connection'] = self.url
+        if max_retries is not None:
+            options['max_retries'] = max_retries
+        self._tx = enginefacade.transaction_context()
+        self._tx.configure(**options)
+        self._local = threading.local()
+        self.is_sqlite = self.url.startswith('sqlite')
+        if self.is_sqlite:
+            self._prepare_sqlite(self.engine)
+
+    @property
+    def engine(self):
+        return self._tx.writer.get_engine()
+
+    @property
+    def dialect(self):
+        return self.engine.dialect.name
+
+    def _prepare_sqlite(self, engine):
+        local = self._local
+
+        @sa.event.listens_for(engine, 'connect')
+        def _on_connect(dbapi_conn, record):
+            cursor = dbapi_conn.cursor()
+            cursor.execute('PRAGMA journal_mode=WAL')
+            cursor.execute('PRAGMA busy_timeout=30000')
+            cursor.execute('PRAGMA foreign_keys=ON')
+            cursor.close()
+
+        # oslo.db emits a plain BEGIN itself; ours replaces it and opens
+        # write transactions IMMEDIATE. Same in_transaction marker, which
+        # oslo.db's commit/rollback listeners clear.
+        for listener in list(engine.dispatch.begin):
+            if getattr(listener, '__name__', '') == '_sqlite_emit_begin':
+                sa.event.remove(engine, 'begin', listener)
+
+        @sa.event.listens_for(engine, 'begin')
+        def _on_begin(conn):
+            if 'in_transaction' not in conn.info:
+                writing = getattr(local, 'writing', False)
+                conn.exec_driver_sql(
+                    'BEGIN IMMEDIATE' if writing else 'BEGIN')
+                conn.info['in_transaction'] = True
+
+        # oslo.db opened a connection to test the URL before these
+        # listeners existed; drop it so every pooled connection has them.
+        engine.dispose()
+
+    @contextlib.contextmanager
+    def writer(self):
+        self._local.writing = True
+        try:
+            with self._tx.writer.using(_TxContext()) as session:
+                yield session
+        finally:
+            self._local.writing = False
+
+    @contextlib.contextmanager
+    def reader(self):
+        with self._tx.reader.using(_TxContext()) as session:
+            yield session
+
+    def dispose(self):
+        self._tx.dispose_pool()
+
+
+def next_change_seq(session):
+    """Bump and return the global change counter (see module docstring)."""
+    counter = models.change_counter
+    session.execute(sa.update(counter).where(counter.c.id == 1)
+                    .values(value=counter.c.value + 1))
+    return session.execute(sa.select(counter.c.value)
+                           .where(counter.c.id == 1)).scalar_one()
+
+
+def current_change_seq(session):
+    counter = models.change_counter
+    return session.execute(sa.select(counter.c.value)
+                           .where(counter.c.id == 1)).scalar_one()

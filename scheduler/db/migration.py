@@ -1,0 +1,40 @@
+"""Schema migrations with alembic: ``db_sync`` and ``db_version``.
+
+The alembic environment ships inside the package
+(``scheduler/db/migrations``), so ``scheduler-manage db sync`` works from
+an installed copy with no alembic.ini on disk.
+"""
+
+import os
+
+from alembic import command as alembic_command
+from alembic import config as alembic_config
+from alembic import migration as alembic_migration
+
+_SCRIPT_LOCATION = os.path.join(os.path.dirname(__file__), 'migrations')
+
+
+def _alembic_config(connection):
+    cfg = alembic_config.Config()
+    cfg.set_main_option('script_location', _SCRIPT_LOCATION)
+    cfg.attributes['connection'] = connection
+    return cfg
+
+
+def db_sync(database, revision='head'):
+    """Upgrade the schema to ``revision`` (default: the newest)."""
+    with database.engine.begin() as connection:
+        alembic_command.upgrade(_alembic_config(connection), revision)
+
+
+def db_version(database):
+    """The schema revision the database is at, or None if never synced."""
+    with database.engine.connect() as connection:
+        context = alembic_migration.MigrationContext.configure(connection)
+        return context.get_current_revision()
+
+
+def head_revision():
+    from alembic import script
+    scripts = script.ScriptDirectory(_SCRIPT_LOCATION)
+    return scripts.get_current_head()

@@ -1,0 +1,76 @@
+"""SQLAlchemy Core tables of the scheduler database.
+
+* ``providers``: one row per resource provider (a compute node is one kind).
+  ``generation`` is bumped by every change to the provider or its usage;
+  ``change_seq`` is the value of the global change counter at the provider's
+  last change, so workers can pull only what changed since they last looked.
+* ``inventories``: per provider and resource class: totals, ratios, and the
+  two usages the scheduler compares (``reported_used`` from the tracker,
+  ``claimed`` = sum of allocations, kept in the same transaction as them).
+  ``capacity`` is ``int((total - reserved) * allocation_ratio)``.
+* ``allocations``: claims, one row per consumer, provider and class.
+* ``change_counter``: a single row; every write transaction bumps it last,
+  while holding its row lock until commit, so change_seq values become
+  visible in increasing order.
+"""
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+providers = sa.Table(
+    'providers', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36), nullable=False, unique=True),
+    sa.Column('host', sa.String(255), nullable=False),
+    sa.Column('nodename', sa.String(255), nullable=False),
+    sa.Column('kind', sa.String(32), nullable=False, default='compute'),
+    sa.Column('generation', sa.BigInteger, nullable=False, default=0),
+    sa.Column('change_seq', sa.BigInteger, nullable=False, default=0,
+              index=True),
+    sa.Column('disabled', sa.Boolean, nullable=False, default=False),
+    sa.Column('availability_zone', sa.String(255), nullable=True),
+    sa.Column('reported_at', sa.DateTime, nullable=True),
+    sa.Column('created_at', sa.DateTime, nullable=False),
+    sa.Column('attributes', sa.Text, nullable=True),
+    sa.UniqueConstraint('host', 'nodename', name='uniq_providers0host0node'),
+)
+
+inventories = sa.Table(
+    'inventories', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('provider_id', sa.Integer,
+              sa.ForeignKey('providers.id', ondelete='CASCADE'),
+              nullable=False),
+    sa.Column('resource_class', sa.String(255), nullable=False),
+    sa.Column('total', sa.BigInteger, nullable=False),
+    sa.Column('reserved', sa.BigInteger, nullable=False, default=0),
+    sa.Column('min_unit', sa.BigInteger, nullable=False, default=1),
+    sa.Column('max_unit', sa.BigInteger, nullable=False),
+    sa.Column('step_size', sa.BigInteger, nullable=False, default=1),
+    sa.Column('allocation_ratio', sa.Float, nullable=False, default=1.0),
+    sa.Column('capacity', sa.BigInteger, nullable=False),
+    sa.Column('reported_used', sa.BigInteger, nullable=False, default=0),
+    sa.Column('claimed', sa.BigInteger, nullable=False, default=0),
+    sa.UniqueConstraint('provider_id', 'resource_class',
+                        name='uniq_inventories0provider0class'),
+)
+
+allocations = sa.Table(
+    'allocations', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('consumer_uuid', sa.String(36), nullable=False, index=True),
+    sa.Column('provider_id', sa.Integer,
+              sa.ForeignKey('providers.id', ondelete='CASCADE'),
+              nullable=False, index=True),
+    sa.Column('resource_class', sa.String(255), nullable=False),
+    sa.Column('amount', sa.BigInteger, nullable=False),
+    sa.Column('created_at', sa.DateTime, nullable=False),
+    sa.Column('confirmed_at', sa.DateTime, nullable=True),
+)
+
+change_counter = sa.Table(
+    'change_counter', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column('value', sa.BigInteger, nullable=False),
+)

@@ -1,0 +1,204 @@
+"""FilterScheduler: filter and weigh in memory, then claim in the database.
+
+Phase one (under the worker's host-state lock, no DB locks): refresh the
+host table, run the requested-hosts step and the filters, then for each
+instance weigh the hosts that still fit, pick at random among the best
+``host_subset_size`` and count its claim tentatively in the table, so the
+next instance of the request (or another thread of this worker) sees it.
+
+Phase two: ``claims.claim_resources`` writes the claims of all instances in
+one transaction. A ``ClaimConflict`` (another worker was faster) re-reads
+the providers involved and plans again, up to ``[scheduler]
+claim_retries`` times; then the request fails with ``NoValidHost``.
+"""
+
+import dataclasses
+
+import numpy as np
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from scheduler import claims
+from scheduler import exception
+from scheduler import objects
+from scheduler.driver.diagnosis import MAX_NAMES
+from scheduler.driver.diagnosis import Diagnosis
+from scheduler.driver.requested_hosts import requested_hosts_mask
+from scheduler.request_state import RequestState
+from scheduler.weighers.base import normalize
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class _Plan:
+    selections: list
+    claims: list
+    rows: list
+
+
+class FilterScheduler:
+
+    def __init__(self, conf, db, host_cache, filters, weighers, rng=None):
+        self.db = db
+        self.cache = host_cache
+        self.filters = filters
+        self.weighers = weighers
+        self.host_subset_size = conf.filter_scheduler.host_subset_size
+        self.max_attempts = conf.scheduler.max_attempts
+        self.claim_retries = conf.scheduler.claim_retries
+        self.rng = rng or np.random.default_rng()
+        self.claim_conflicts = 0
+
+    def select_destinations(self, ctxt, spec, instance_uuids=None,
+                            return_alternates=False):
+        """Claim a host for every instance; see the module docstring."""
+        is_admin = bool(getattr(ctxt, 'is_admin_caller', False))
+        request = RequestState.from_spec(spec, is_admin=is_admin)
+        consumers = list(instance_uuids or spec.get('instance_uuids') or
+                         [uuidutils.generate_uuid()
+                          for _ in range(spec.num_instances)])
+        conflicts = 0
+        for attempt in range(self.claim_retries + 1):
+            self.cache.refresh(force=attempt > 0)
+            plan = self._plan_locked(request, consumers, return_alternates,
+                                     conflicts)
+            try:
+                claims.claim_resources(self.db, plan.claims)
+                return plan.selections
+            except exception.ClaimConflict as exc:
+                conflicts += 1
+                self.claim_conflicts += 1
+                LOG.debug('Claim conflict (%s), re-planning', exc)
+                self.cache.reload_providers(
+                    {c.provider_id for c in plan.claims})
+            except Exception:
+                self.cache.reload_providers(
+                    {c.provider_id for c in plan.claims})
+                raise
+        diagnosis = Diagnosis(self.cache.table.size)
+        diagnosis.claim_conflicts = conflicts
+        diagnosis.note = 'gave up after %d claim attempts' % (conflicts)
+        raise exception.NoValidHost(
+            reason=diagnosis.reason(), diagnosis=diagnosis.as_dict())
+
+    def _plan_locked(self, request, consumers, return_alternates,
+                     conflicts):
+        with self.cache.lock:
+            table = self.cache.table
+            diagnosis = Diagnosis(table.size)
+            diagnosis.claim_conflicts = conflicts
+            candidates = self._filter(table, request, diagnosis)
+            plan = _Plan([], [], [])
+            try:
+                for consumer in consumers:
+                    self._place_one(table, request, candidates, consumer,
+                                    return_alternates, plan, diagnosis,
+                                    len(consumers))
+            except exception.NoValidHost:
+                # forget the tentative claims of this request
+                self.cache.reload_providers(
+                    {c.provider_id for c in plan.claims})
+                raise
+            return plan
+
+    def _filter(self, table, request, diagnosis):
+        alive = requested_hosts_mask(table, request)
+        removed = np.flatnonzero(~alive)
+        diagnosis.add('RequestedHosts', table.size, len(removed),
+                      _names(table, removed),
+                      'force/ignore/retry/destination' if len(removed)
+                      else None)
+        for plugin in self.filters:
+            rows = np.flatnonzero(alive)
+            if not len(rows):
+                break
+            mask = plugin.mask_for(table, request, rows)
+            out = rows[~mask[rows]]
+            detail = (plugin.explain(table, request, out)
+                      if len(out) else None)
+            diagnosis.add(plugin.name, len(rows), len(out),
+                          _names(table, out), detail)
+            alive &= mask
+        candidates = np.flatnonzero(alive)
+        if not len(candidates):
+            self._no_valid_host(request, diagnosis)
+        return candidates
+
+    def _no_valid_host(self, request, diagnosis, note=None):
+        diagnosis.note = note
+        raise exception.NoValidHost(
+            reason=diagnosis.reason(show_hosts=request.is_admin),
+            diagnosis=diagnosis.as_dict(show_hosts=request.is_admin))
+
+    def _place_one(self, table, request, candidates, consumer,
+                   return_alternates, plan, diagnosis, total):
+        fitting = candidates[_fit_mask(table, candidates, request.resources)]
+        if not len(fitting):
+            self._no_valid_host(
+                request, diagnosis,
+                note='only %d of %d instances fit, none placed' % (
+                    len(plan.claims), total) if plan.claims else None)
+        wanted = max(self.host_subset_size,
+                     self.max_attempts if return_alternates else 1)
+        ranked = self._rank(table, fitting, request, wanted)
+        best = ranked[:self.host_subset_size]
+        chosen = int(best[self.rng.integers(len(best))])
+        table.add_claim(chosen, request.resources)
+        plan.claims.append(claims.Claim(
+            consumer, int(table.provider_id[chosen]),
+            dict(request.resources)))
+        plan.rows.append(chosen)
+        selections = [self._selection(table, chosen, consumer, request,
+                                      False)]
+        if return_alternates:
+            for row in ranked:
+                if len(selections) >= self.max_attempts:
+                    break
+                row = int(row)
+                if row != chosen and table.fits(row, request.resources):
+                    selections.append(self._selection(
+                        table, row, consumer, request, True))
+        plan.selections.append(selections)
+
+    def _rank(self, table, rows, request, wanted):
+        """The ``wanted`` best rows, best first; ties in random order."""
+        total = np.zeros(len(rows), dtype=np.float64)
+        for weigher in self.weighers:
+            raw = weigher.weigh_all(table, rows, request)
+            total += weigher.multiplier * normalize(raw)
+        # a jitter far below any real weight difference shuffles ties
+        total += self.rng.random(len(rows)) * 1e-9
+        wanted = min(wanted, len(rows))
+        if wanted < len(rows):
+            top = np.argpartition(-total, wanted - 1)[:wanted]
+        else:
+            top = np.arange(len(rows))
+        top = top[np.argsort(-total[top], kind='stable')]
+        return rows[top]
+
+    @staticmethod
+    def _selection(table, row, consumer, request, is_alternate):
+        limits = {rc: int(cols.capacity[row])
+                  for rc, cols in table.resources.items()
+                  if rc in request.resources}
+        return objects.Selection(
+            host=table.hosts[row], nodename=table.nodenames[row],
+            compute_node_uuid=table.uuids[row], instance_uuid=consumer,
+            allocation_id=None if is_alternate else consumer,
+            allocation={} if is_alternate else dict(request.resources),
+            limits=limits, is_alternate=is_alternate)
+
+
+def _names(table, rows):
+    """Host names of the first rows, as many as a diagnosis keeps."""
+    return [table.hosts[int(r)] for r in rows[:MAX_NAMES]]
+
+
+def _fit_mask(table, rows, resources):
+    mask = np.ones(len(rows), dtype=bool)
+    for rc, amount in resources.items():
+        if rc not in table.resources:
+            return np.zeros(len(rows), dtype=bool)
+        mask &= table.free(rc, rows) >= amount
+    return mask

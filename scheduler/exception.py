@@ -1,0 +1,82 @@
+"""Exceptions the scheduler raises, including those that cross RPC.
+
+Exceptions that are answers rather than faults (``NoValidHost``,
+``InvalidRequest``) are declared with ``oslo_messaging.expected_exceptions``
+on the server. Clients allow this module in ``allowed_remote_exmods``, so
+the caller catches the same class (``scheduler.exception.NoValidHost``).
+
+Every exception is built from keyword arguments only, and keeps them in
+``kwargs``: oslo.messaging rebuilds a remote exception as
+``cls(*args, **kwargs)``, so they must be JSON-serializable.
+"""
+
+
+class SchedulerException(Exception):
+    """Base class: ``msg_fmt`` formatted with the keyword arguments."""
+
+    msg_fmt = 'An unknown scheduler error occurred.'
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                message = self.msg_fmt
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self):
+        return self.message
+
+
+class NoValidHost(SchedulerException):
+    """No host could take the request; ``reason`` says why.
+
+    ``diagnosis`` is structured: a list of ``{"filter", "hosts_in",
+    "hosts_out", "detail"}`` steps plus claim conflicts, suitable for
+    programs; ``reason`` is its human-readable summary.
+    """
+
+    msg_fmt = 'No valid host was found. %(reason)s'
+
+    def __init__(self, message=None, reason='', diagnosis=None, **kwargs):
+        super().__init__(message, reason=reason, diagnosis=diagnosis,
+                         **kwargs)
+        self.reason = reason
+        self.diagnosis = diagnosis or {}
+
+
+class InvalidRequest(SchedulerException):
+    """The caller sent something the scheduler cannot accept."""
+
+    msg_fmt = 'Invalid request: %(reason)s'
+
+
+class InvalidField(InvalidRequest, ValueError):
+    """A named field had a wrong type or value (also a ``ValueError``)."""
+
+    msg_fmt = 'Invalid value for field %(field)s: %(reason)s'
+
+
+class PluginLoadError(SchedulerException):
+    """The configured filter or weigher pipeline is invalid."""
+
+    msg_fmt = 'Invalid scheduler plugin configuration: %(reason)s'
+
+
+class ClaimConflict(SchedulerException):
+    """Another worker claimed the capacity first; re-plan and retry."""
+
+    msg_fmt = ('Claim on provider %(provider)s for %(resource_class)s lost '
+               'a race or no longer fits')
+
+
+class ProviderNotFound(SchedulerException):
+    msg_fmt = 'No provider named %(name)s'
+
+
+class ServiceUnavailable(SchedulerException):
+    """A required service (broker, database) cannot be reached."""
+
+    msg_fmt = '%(service)s unreachable at %(url)s: %(reason)s'

@@ -1,0 +1,45 @@
+"""The filter contract.
+
+* Vectorized filters override ``filter_all(table, request)`` and return a
+  boolean numpy mask of length ``table.size``; they never loop over hosts
+  in Python.
+* Per-host filters override ``host_passes(host, request)``; the driver
+  calls it only on hosts that survived every vectorized filter.
+
+``explain(table, request, removed_rows)`` may return a short detail for
+NoValidHost diagnoses (e.g. which resource class was short).
+"""
+
+import numpy as np
+
+
+class BaseFilter:
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    @property
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def vectorized(self):
+        return type(self).filter_all is not BaseFilter.filter_all
+
+    def filter_all(self, table, request):
+        raise NotImplementedError
+
+    def host_passes(self, host, request):
+        raise NotImplementedError
+
+    def mask_for(self, table, request, alive_rows):
+        """Mask over all rows; per-host filters only visit ``alive_rows``."""
+        if self.vectorized:
+            return self.filter_all(table, request)
+        mask = np.zeros(table.size, dtype=bool)
+        for row in alive_rows:
+            mask[row] = bool(self.host_passes(table.view(int(row)), request))
+        return mask
+
+    def explain(self, table, request, removed_rows):
+        return None

@@ -1,0 +1,220 @@
+"""HostTable: columnar provider state; HostView: one row of it.
+
+Rows are appended as providers appear and updated in place afterwards; a
+provider's row index never changes, so masks and index arrays computed by
+filters stay valid for the whole request. Usage of a resource class is
+``max(reported_used, claimed)``; ``free(rc)`` is capacity minus that.
+"""
+
+import datetime
+import json
+
+import numpy as np
+
+from scheduler import resource_classes as rcs
+
+_INITIAL_CAPACITY = 64
+
+
+class _ResourceColumns:
+    """The per-row numbers of one resource class."""
+
+    NAMES = ('total', 'reserved', 'capacity', 'reported_used', 'claimed',
+             'min_unit', 'max_unit', 'step_size')
+
+    def __init__(self, size):
+        for name in self.NAMES:
+            setattr(self, name, np.zeros(size, dtype=np.int64))
+        self.allocation_ratio = np.zeros(size, dtype=np.float64)
+
+    def grow(self, size):
+        for name in self.NAMES + ('allocation_ratio',):
+            old = getattr(self, name)
+            new = np.zeros(size, dtype=old.dtype)
+            new[:len(old)] = old
+            setattr(self, name, new)
+
+    def set_row(self, row, inventory):
+        if inventory is None:
+            for name in self.NAMES:
+                getattr(self, name)[row] = 0
+            self.allocation_ratio[row] = 0.0
+            return
+        for name in self.NAMES:
+            getattr(self, name)[row] = inventory[name]
+        self.allocation_ratio[row] = inventory['allocation_ratio']
+
+
+class HostTable:
+    """All providers of the cloud, one row each, one array per column."""
+
+    def __init__(self):
+        self.size = 0
+        self._allocated = _INITIAL_CAPACITY
+        self.provider_id = np.zeros(self._allocated, dtype=np.int64)
+        self.generation = np.zeros(self._allocated, dtype=np.int64)
+        self.disabled = np.zeros(self._allocated, dtype=bool)
+        self.reported_at = np.zeros(self._allocated, dtype=np.float64)
+        self.az = np.zeros(self._allocated, dtype=np.int32)
+        self.resources = {rc: _ResourceColumns(self._allocated)
+                          for rc in rcs.STANDARD}
+        self.hosts = []
+        self.nodenames = []
+        self.uuids = []
+        self.attributes = []
+        self.az_names = []
+        self._az_index = {}
+        self._row_of = {}
+        self._rows_of_host = {}
+
+    # -- loading --------------------------------------------------------
+
+    def apply(self, providers):
+        """Insert or update rows from ``scheduler.db.providers`` dicts."""
+        for provider in providers:
+            row = self._row_of.get(provider['id'])
+            if row is None:
+                row = self._append(provider)
+            self._set_row(row, provider)
+
+    def _append(self, provider):
+        if self.size == self._allocated:
+            self._grow(self._allocated * 2)
+        row = self.size
+        self.size += 1
+        self._row_of[provider['id']] = row
+        self._rows_of_host.setdefault(provider['host'], []).append(row)
+        self.hosts.append(provider['host'])
+        self.nodenames.append(provider['nodename'])
+        self.uuids.append(provider['uuid'])
+        self.attributes.append({})
+        return row
+
+    def _grow(self, size):
+        for name in ('provider_id', 'generation', 'disabled',
+                     'reported_at', 'az'):
+            old = getattr(self, name)
+            new = np.zeros(size, dtype=old.dtype)
+            new[:len(old)] = old
+            setattr(self, name, new)
+        for columns in self.resources.values():
+            columns.grow(size)
+        self._allocated = size
+
+    def _set_row(self, row, provider):
+        self.provider_id[row] = provider['id']
+        self.generation[row] = provider['generation']
+        self.disabled[row] = bool(provider['disabled'])
+        reported = provider.get('reported_at')
+        # the database stores naive UTC datetimes
+        self.reported_at[row] = (
+            reported.replace(tzinfo=datetime.timezone.utc).timestamp()
+            if reported is not None else 0.0)
+        self.az[row] = self.az_id(provider.get('availability_zone'))
+        attributes = provider.get('attributes')
+        if isinstance(attributes, str):
+            attributes = json.loads(attributes)
+        self.attributes[row] = attributes or {}
+        inventories = provider.get('inventories', {})
+        for rc in inventories:
+            if rc not in self.resources:
+                self.resources[rc] = _ResourceColumns(self._allocated)
+        for rc, columns in self.resources.items():
+            columns.set_row(row, inventories.get(rc))
+
+    def az_id(self, name):
+        """Index of availability zone ``name`` (None is index 0's peer)."""
+        index = self._az_index.get(name)
+        if index is None:
+            index = len(self.az_names)
+            self.az_names.append(name)
+            self._az_index[name] = index
+        return index
+
+    def az_lookup(self, name):
+        """Index of ``name`` if some host is in it, else -1."""
+        return self._az_index.get(name, -1)
+
+    # -- reading --------------------------------------------------------
+
+    def row_of(self, provider_id):
+        return self._row_of.get(provider_id)
+
+    def rows_of_host(self, host):
+        return self._rows_of_host.get(host, [])
+
+    def used(self, rc, rows=None):
+        columns = self.resources[rc]
+        sl = slice(0, self.size) if rows is None else rows
+        return np.maximum(columns.reported_used[sl], columns.claimed[sl])
+
+    def free(self, rc, rows=None):
+        """Capacity left for ``rc``, per row (all rows, or ``rows``)."""
+        columns = self.resources.get(rc)
+        if columns is None:
+            n = self.size if rows is None else len(rows)
+            return np.zeros(n, dtype=np.int64)
+        sl = slice(0, self.size) if rows is None else rows
+        return columns.capacity[sl] - self.used(rc, rows)
+
+    def fits(self, row, resources):
+        """True if ``resources`` fit on ``row`` right now."""
+        for rc, amount in resources.items():
+            columns = self.resources.get(rc)
+            if columns is None:
+                return False
+            used = max(columns.reported_used[row], columns.claimed[row])
+            if (used + amount > columns.capacity[row]
+                    or amount > columns.max_unit[row]
+                    or amount < columns.min_unit[row]):
+                return False
+        return True
+
+    def add_claim(self, row, resources):
+        """Count ``resources`` as claimed on ``row`` (tentatively or not)."""
+        for rc, amount in resources.items():
+            self.resources[rc].claimed[row] += amount
+
+    def view(self, row):
+        return HostView(self, row)
+
+
+class HostView:
+    """Read-only view of one row, for per-host filters and diagnostics."""
+
+    __slots__ = ('_table', 'row')
+
+    def __init__(self, table, row):
+        self._table = table
+        self.row = row
+
+    @property
+    def host(self):
+        return self._table.hosts[self.row]
+
+    @property
+    def nodename(self):
+        return self._table.nodenames[self.row]
+
+    @property
+    def uuid(self):
+        return self._table.uuids[self.row]
+
+    @property
+    def availability_zone(self):
+        return self._table.az_names[self._table.az[self.row]]
+
+    @property
+    def disabled(self):
+        return bool(self._table.disabled[self.row])
+
+    @property
+    def attributes(self):
+        return self._table.attributes[self.row]
+
+    def free(self, rc):
+        return int(self._table.free(rc, [self.row])[0])
+
+    def capacity(self, rc):
+        columns = self._table.resources.get(rc)
+        return int(columns.capacity[self.row]) if columns is not None else 0

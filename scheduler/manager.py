@@ -1,0 +1,124 @@
+"""The RPC endpoint: thin; it validates arguments and delegates.
+
+``SchedulerManager`` is what each ``scheduler-server`` worker serves on the
+``[scheduler] topic``. Calls answer with a result or an expected exception
+(``NoValidHost``, ``InvalidRequest``); casts that carry bad input are
+rejected with one warning in the log. No input can kill the worker.
+"""
+
+import oslo_messaging
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from scheduler import claims
+from scheduler import exception
+from scheduler import objects
+from scheduler import plugins
+from scheduler import resource_classes as rcs
+from scheduler.db import api as db_api
+from scheduler.db import providers as db_providers
+from scheduler.driver import filter_scheduler
+from scheduler.host_state import HostStateCache
+
+LOG = logging.getLogger(__name__)
+
+
+def parse_name(name):
+    """``host`` or ``(host, node)`` -> ``(host, node)``."""
+    if isinstance(name, str) and name:
+        return name, name
+    if (isinstance(name, (list, tuple)) and len(name) == 2
+            and all(isinstance(p, str) and p for p in name)):
+        return name[0], name[1]
+    raise exception.InvalidField(
+        field='name', reason='expected a host name or a [host, node] pair '
+        'of non-empty strings, got %r' % (name,))
+
+
+def _check_uuid_list(value, field):
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)):
+        raise exception.InvalidField(field=field,
+                                     reason='expected a list of UUIDs')
+    for index, item in enumerate(value):
+        if not uuidutils.is_uuid_like(item):
+            raise exception.InvalidField(
+                field='%s[%d]' % (field, index),
+                reason='not a UUID: %r' % (item,))
+    return list(value)
+
+
+class SchedulerManager:
+
+    target = oslo_messaging.Target(version='1.1')
+
+    def __init__(self, conf, db=None):
+        self.conf = conf
+        self.db = db or db_api.Database(conf)
+        self.ratio_defaults = {
+            rcs.VCPU: conf.scheduler.default_cpu_allocation_ratio,
+            rcs.MEMORY_MB: conf.scheduler.default_ram_allocation_ratio,
+            rcs.DISK_GB: conf.scheduler.default_disk_allocation_ratio,
+        }
+        self.host_cache = HostStateCache(
+            self.db, refresh_interval=conf.scheduler.refresh_interval)
+        self.driver = filter_scheduler.FilterScheduler(
+            conf, self.db, self.host_cache, plugins.load_filters(conf),
+            plugins.load_weighers(conf))
+
+    @oslo_messaging.expected_exceptions(exception.NoValidHost,
+                                        exception.InvalidRequest)
+    def select_destinations(self, ctxt, spec_obj, instance_uuids=None,
+                            return_alternates=False):
+        if not isinstance(spec_obj, objects.RequestSpec):
+            raise exception.InvalidField(
+                field='spec_obj', reason='expected a RequestSpec object, '
+                'got %s' % type(spec_obj).__name__)
+        if not spec_obj.obj_attr_is_set('flavor'):
+            raise exception.InvalidField(field='spec_obj.flavor',
+                                         reason='missing')
+        uuids = _check_uuid_list(instance_uuids, 'instance_uuids')
+        if not isinstance(return_alternates, bool):
+            raise exception.InvalidField(
+                field='return_alternates', reason='expected a boolean')
+        return self.driver.select_destinations(
+            ctxt, spec_obj, instance_uuids=uuids,
+            return_alternates=return_alternates)
+
+    def update_resource_stats(self, ctxt, name, stats):
+        try:
+            host, node = parse_name(name)
+            node_obj = objects.ComputeNode.from_stats(host, node, stats)
+        except exception.InvalidRequest as exc:
+            LOG.warning('Rejected update_resource_stats for %r: %s',
+                        name, exc)
+            return
+        applied = db_providers.record_compute_node(
+            self.db, node_obj, self.ratio_defaults)
+        if not applied:
+            LOG.debug('Ignored an out-of-date report for %s/%s', host, node)
+
+    def delete_allocations(self, ctxt, consumer_uuid):
+        if not uuidutils.is_uuid_like(consumer_uuid):
+            LOG.warning('Rejected delete_allocations: consumer_uuid %r is '
+                        'not a UUID', consumer_uuid)
+            return
+        released = claims.delete_allocations(self.db, consumer_uuid)
+        LOG.debug('Released %d allocations of %s', released, consumer_uuid)
+
+    def sync_instance_info(self, ctxt, host, instance_uuids):
+        try:
+            if not isinstance(host, str) or not host:
+                raise exception.InvalidField(field='host',
+                                             reason='expected a host name')
+            uuids = _check_uuid_list(instance_uuids, 'instance_uuids')
+        except exception.InvalidRequest as exc:
+            LOG.warning('Rejected sync_instance_info: %s', exc)
+            return
+        confirmed, released = claims.sync_host_consumers(
+            self.db, host, uuids,
+            self.conf.scheduler.unconfirmed_claim_grace_period)
+        if released:
+            LOG.info('Released %d stale allocation rows on %s', released,
+                     host)

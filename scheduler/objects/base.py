@@ -1,0 +1,87 @@
+"""Base class, registry and RPC serializer of the scheduler's objects.
+
+The serializer turns any failure to rebuild an object from the wire
+(unknown object name, unsupported version, ill-typed field) into
+``scheduler.exception.InvalidRequest`` raised as an *expected* exception, so
+the caller gets a clear error back and the worker logs one line instead of
+a traceback, then goes on serving.
+"""
+
+from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+from oslo_versionedobjects import base as ovo_base
+from oslo_versionedobjects import exception as ovo_exception
+
+from scheduler import context as sched_context
+from scheduler import exception
+
+
+class SchedulerObjectRegistry(ovo_base.VersionedObjectRegistry):
+    pass
+
+
+class SchedulerObject(ovo_base.VersionedObject,
+                      ovo_base.ComparableVersionedObject):
+    """Base of every scheduler object."""
+
+    OBJ_SERIAL_NAMESPACE = 'scheduler_object'
+    OBJ_PROJECT_NAMESPACE = 'scheduler'
+
+    def obj_set_from_dict(self, values, path):
+        """Set fields from ``values``, naming ``path.field`` on errors.
+
+        Unknown keys and values that do not coerce to the field's type
+        raise ``InvalidField``.
+        """
+        for key, value in values.items():
+            if key not in self.fields:
+                raise exception.InvalidField(
+                    field='%s.%s' % (path, key),
+                    reason='unknown field (known: %s)' %
+                    ', '.join(sorted(self.fields)))
+            try:
+                setattr(self, key, value)
+            except (ValueError, TypeError) as exc:
+                raise exception.InvalidField(
+                    field='%s.%s' % (path, key), reason=str(exc))
+        return self
+
+    def get(self, name, default=None):
+        """Value of ``name``, or ``default`` when unset."""
+        if self.obj_attr_is_set(name):
+            return getattr(self, name)
+        return default
+
+
+def _invalid(reason):
+    """Raise InvalidRequest wrapped so the RPC server treats it as expected."""
+    try:
+        raise exception.InvalidRequest(reason=reason)
+    except exception.InvalidRequest:
+        raise rpc_dispatcher.ExpectedException()
+
+
+class SchedulerObjectSerializer(ovo_base.VersionedObjectSerializer):
+    """Serializes scheduler objects and contexts for oslo.messaging."""
+
+    OBJ_BASE_CLASS = SchedulerObject
+
+    def deserialize_entity(self, context, entity):
+        try:
+            return super().deserialize_entity(context, entity)
+        except ovo_exception.UnsupportedObjectError as exc:
+            _invalid('unknown object on the wire: %s' % exc)
+        except ovo_exception.IncompatibleObjectVersion as exc:
+            _invalid('unsupported object version: %s' % exc)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            _invalid('malformed object: %s: %s' % (type(exc).__name__, exc))
+
+    def serialize_context(self, context):
+        if context is None:
+            return {}
+        return context.to_dict()
+
+    def deserialize_context(self, context):
+        try:
+            return sched_context.RequestContext.from_dict(context or {})
+        except (TypeError, ValueError, AttributeError) as exc:
+            _invalid('malformed request context: %s' % exc)

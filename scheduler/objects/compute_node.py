@@ -1,0 +1,103 @@
+"""ComputeNode: what a resource tracker reports for one (host, node).
+
+``ComputeNode.from_stats(host, node, stats)`` builds one from the
+``update_resource_stats`` dict (keys are nova's compute_nodes columns).
+``*_used`` amounts are what instances use on the host, not counting the
+``reserved_host_*`` amounts the host keeps for itself.
+"""
+
+from oslo_versionedobjects import fields
+
+from scheduler import exception
+from scheduler.objects import base
+
+# Fields the tracker may not set: they identify the record.
+_IDENTITY = ('host', 'hypervisor_hostname')
+
+
+@base.SchedulerObjectRegistry.register
+class ComputeNode(base.SchedulerObject):
+
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    fields = {
+        'uuid': fields.UUIDField(nullable=True),
+        'host': fields.StringField(),
+        'hypervisor_hostname': fields.StringField(nullable=True),
+        'vcpus': fields.NonNegativeIntegerField(default=0),
+        'memory_mb': fields.NonNegativeIntegerField(default=0),
+        'local_gb': fields.NonNegativeIntegerField(default=0),
+        'vcpus_used': fields.NonNegativeIntegerField(default=0),
+        'memory_mb_used': fields.NonNegativeIntegerField(default=0),
+        'local_gb_used': fields.NonNegativeIntegerField(default=0),
+        'free_ram_mb': fields.IntegerField(nullable=True),
+        'free_disk_gb': fields.IntegerField(nullable=True),
+        'disk_available_least': fields.IntegerField(nullable=True),
+        'running_vms': fields.NonNegativeIntegerField(default=0),
+        'current_workload': fields.NonNegativeIntegerField(default=0),
+        'hypervisor_type': fields.StringField(nullable=True),
+        'hypervisor_version': fields.IntegerField(nullable=True),
+        'cpu_info': fields.StringField(nullable=True),
+        'host_ip': fields.IPAddressField(nullable=True),
+        # [[architecture, hypervisor_type, vm_mode], ...]
+        'supported_instances': fields.ListOfListsOfStringsField(default=[]),
+        'stats': fields.DictOfNullableStringsField(default={}),
+        # JSON text, as nova's compute_nodes columns hold them
+        'metrics': fields.StringField(nullable=True),
+        'numa_topology': fields.StringField(nullable=True),
+        'pci_device_pools': fields.ListOfDictOfNullableStringsField(
+            default=[]),
+        'cpu_allocation_ratio': fields.NonNegativeFloatField(nullable=True),
+        'ram_allocation_ratio': fields.NonNegativeFloatField(nullable=True),
+        'disk_allocation_ratio': fields.NonNegativeFloatField(
+            nullable=True),
+        'reserved_host_cpus': fields.NonNegativeIntegerField(default=0),
+        'reserved_host_memory_mb': fields.NonNegativeIntegerField(default=0),
+        'reserved_host_disk_mb': fields.NonNegativeIntegerField(default=0),
+        'disabled': fields.BooleanField(default=False),
+        'availability_zone': fields.StringField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+    }
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+
+    @property
+    def nodename(self):
+        return self.get('hypervisor_hostname') or self.host
+
+    @classmethod
+    def from_stats(cls, host, node, stats):
+        """Build from an ``update_resource_stats`` payload.
+
+        ``stats`` is a dict of compute_nodes fields or a ComputeNode.
+        Unknown or ill-typed fields raise ``InvalidField`` naming them.
+        """
+        if not isinstance(host, str) or not host:
+            raise exception.InvalidField(
+                field='name', reason='host must be a non-empty string, '
+                'got %r' % (host,))
+        if isinstance(stats, cls):
+            values = {k: getattr(stats, k) for k in stats.obj_what_changed()
+                      | {f for f in stats.fields if stats.obj_attr_is_set(f)}
+                      if k not in _IDENTITY}
+        elif isinstance(stats, dict):
+            values = {k: v for k, v in stats.items() if k not in _IDENTITY}
+            if 'host' in stats and stats['host'] != host:
+                raise exception.InvalidField(
+                    field='stats.host', reason='%r does not match the name '
+                    '%r it is reported under' % (stats['host'], host))
+        else:
+            raise exception.InvalidField(
+                field='stats', reason='expected a dict or ComputeNode, got '
+                '%s' % type(stats).__name__)
+        node_obj = cls(host=host, hypervisor_hostname=node or host)
+        node_obj.obj_set_from_dict(values, 'stats')
+        for name, field in cls.fields.items():
+            if not node_obj.obj_attr_is_set(name) and field.default \
+                    is not fields.UnspecifiedDefault:
+                setattr(node_obj, name, field.default)
+            elif not node_obj.obj_attr_is_set(name) and field.nullable:
+                setattr(node_obj, name, None)
+        return node_obj

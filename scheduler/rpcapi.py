@@ -1,0 +1,64 @@
+"""Client side of the scheduler RPC API: the only code that sends RPC.
+
+API version history:
+
+* 1.0 - Initial version: ``select_destinations`` (call) and
+  ``update_resource_stats`` (cast).
+* 1.1 - Added ``delete_allocations`` and ``sync_instance_info`` (casts).
+
+Never rename a method or change an argument's meaning; add a minor version
+for every new method or argument, and keep the server accepting every
+older 1.x version. ``[upgrade_levels] scheduler`` caps what is sent during
+rolling upgrades; methods newer than the cap raise ``ServiceTooOld``-style
+``InvalidRequest`` on the client instead of reaching an old server.
+"""
+
+import oslo_messaging
+
+from scheduler import exception
+from scheduler import rpc
+
+RPC_API_VERSION = '1.1'
+
+
+class SchedulerAPI:
+
+    #: release names that operators may use as [upgrade_levels] values
+    VERSION_ALIASES = {}
+
+    def __init__(self, conf, transport):
+        cap = conf.upgrade_levels.scheduler
+        self.version_cap = self.VERSION_ALIASES.get(cap, cap)
+        target = oslo_messaging.Target(topic=conf.scheduler.topic,
+                                       version='1.0')
+        self.client = oslo_messaging.get_rpc_client(
+            transport, target, version_cap=self.version_cap,
+            serializer=rpc.get_serializer())
+
+    def _prepare(self, version, method):
+        if not self.client.can_send_version(version):
+            raise exception.InvalidRequest(
+                reason='%s needs scheduler RPC API %s but [upgrade_levels] '
+                'scheduler caps it at %s' % (method, version,
+                                             self.version_cap))
+        return self.client.prepare(version=version)
+
+    def select_destinations(self, ctxt, spec_obj, instance_uuids,
+                            return_alternates=False):
+        cctxt = self._prepare('1.0', 'select_destinations')
+        return cctxt.call(ctxt, 'select_destinations', spec_obj=spec_obj,
+                          instance_uuids=instance_uuids,
+                          return_alternates=return_alternates)
+
+    def update_resource_stats(self, ctxt, name, stats):
+        cctxt = self._prepare('1.0', 'update_resource_stats')
+        cctxt.cast(ctxt, 'update_resource_stats', name=name, stats=stats)
+
+    def delete_allocations(self, ctxt, consumer_uuid):
+        cctxt = self._prepare('1.1', 'delete_allocations')
+        cctxt.cast(ctxt, 'delete_allocations', consumer_uuid=consumer_uuid)
+
+    def sync_instance_info(self, ctxt, host, instance_uuids):
+        cctxt = self._prepare('1.1', 'sync_instance_info')
+        cctxt.cast(ctxt, 'sync_instance_info', host=host,
+                   instance_uuids=instance_uuids)
