@@ -69,8 +69,10 @@ class SchedulerManager:
 
     @oslo_messaging.expected_exceptions(exception.NoValidHost,
                                         exception.InvalidRequest)
-    def select_destinations(self, ctxt, spec_obj, instance_uuids=None,
+    def select_destinations(self, ctxt, spec_obj=None, instance_uuids=None,
                             return_alternates=False):
+        if spec_obj is None:
+            raise exception.InvalidField(field='spec_obj', reason='missing')
         if not isinstance(spec_obj, objects.RequestSpec):
             raise exception.InvalidField(
                 field='spec_obj', reason='expected a RequestSpec object, '
@@ -86,7 +88,7 @@ class SchedulerManager:
             ctxt, spec_obj, instance_uuids=uuids,
             return_alternates=return_alternates)
 
-    def update_resource_stats(self, ctxt, name, stats):
+    def update_resource_stats(self, ctxt, name=None, stats=None):
         try:
             host, node = parse_name(name)
             node_obj = objects.ComputeNode.from_stats(host, node, stats)
@@ -99,7 +101,7 @@ class SchedulerManager:
         if not applied:
             LOG.debug('Ignored an out-of-date report for %s/%s', host, node)
 
-    def delete_allocations(self, ctxt, consumer_uuid):
+    def delete_allocations(self, ctxt, consumer_uuid=None):
         if not uuidutils.is_uuid_like(consumer_uuid):
             LOG.warning('Rejected delete_allocations: consumer_uuid %r is '
                         'not a UUID', consumer_uuid)
@@ -107,12 +109,15 @@ class SchedulerManager:
         released = claims.delete_allocations(self.db, consumer_uuid)
         LOG.debug('Released %d allocations of %s', released, consumer_uuid)
 
-    def sync_instance_info(self, ctxt, host, instance_uuids):
+    def sync_instance_info(self, ctxt, host=None, instance_uuids=None):
         try:
             if not isinstance(host, str) or not host:
                 raise exception.InvalidField(field='host',
                                              reason='expected a host name')
             uuids = _check_uuid_list(instance_uuids, 'instance_uuids')
+            if uuids is None:
+                raise exception.InvalidField(field='instance_uuids',
+                                             reason='missing')
         except exception.InvalidRequest as exc:
             LOG.warning('Rejected sync_instance_info: %s', exc)
             return

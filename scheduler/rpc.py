@@ -7,8 +7,6 @@ of unit tests: the rabbit driver over kombu's in-memory transport. It only
 reaches servers of the same process.
 """
 
-import warnings
-
 import oslo_messaging
 
 from scheduler import conf as sched_conf
@@ -16,9 +14,6 @@ from scheduler import objects
 
 ALLOWED_EXMODS = ['scheduler.exception']
 EMBEDDED_TRANSPORT_URL = 'kombu+memory:////'
-
-# oslo.messaging imports oslo.service's eventlet helpers; we use threads.
-warnings.filterwarnings('ignore', message='.*Eventlet is deprecated.*')
 
 
 def get_transport(conf, url=None):

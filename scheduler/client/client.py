@@ -47,8 +47,13 @@ class SchedulerClient:
                 reason='only allowed with a legacy request_spec dict')
         if instance_uuids is not None:
             instance_uuids = list(instance_uuids)
-        return self.api.select_destinations(ctxt, spec, instance_uuids,
-                                            return_alternates)
+        try:
+            return self.api.select_destinations(ctxt, spec, instance_uuids,
+                                                return_alternates)
+        except exception.SchedulerException as exc:
+            # oslo.messaging appends the server's traceback to remote
+            # exceptions; give callers the plain, local class instead.
+            raise _local_copy(exc) from None
 
     def update_resource_stats(self, ctxt, name, stats):
         """Report what a host (or ``(host, node)``) has; fire and forget.
@@ -75,3 +80,11 @@ class SchedulerClient:
     def close(self):
         if self._owns_transport:
             self.transport.cleanup()
+
+
+def _local_copy(remote):
+    """The scheduler.exception class ``remote`` was rebuilt from."""
+    for cls in type(remote).__mro__:
+        if cls.__module__ == exception.__name__:
+            return cls(**remote.kwargs)
+    return remote

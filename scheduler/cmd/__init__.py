@@ -1,0 +1,1 @@
+"""Console scripts: scheduler-server, scheduler-manage, scheduler-sim."""

@@ -1,0 +1,175 @@
+"""``scheduler-manage``: operator commands on the scheduler database.
+
+    scheduler-manage [--config-file F] [--format table|json] COMMAND
+
+Commands: ``db sync``, ``db version``, ``host list``, ``host show NAME``,
+``allocation list [--host H]``, ``allocation delete CONSUMER``.
+Exit status: 0 done, 1 not found, 2 usage or connection error.
+"""
+
+import argparse
+import sys
+
+from scheduler import claims
+from scheduler import conf as sched_conf
+from scheduler import exception
+from scheduler.cmd import output
+from scheduler.db import api as db_api
+from scheduler.db import migration
+from scheduler.db import providers as db_providers
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog='scheduler-manage',
+        description='Operator commands on the scheduler database.')
+    parser.add_argument('--config-file', action='append', default=[],
+                        help='configuration file (repeatable)')
+    parser.add_argument('--format', choices=('table', 'json'),
+                        default='table', help='output format')
+    groups = parser.add_subparsers(dest='group', required=True)
+    db = groups.add_parser('db', help='schema migrations').add_subparsers(
+        dest='action', required=True)
+    db.add_parser('sync', help='create or upgrade the schema')
+    db.add_parser('version', help='show the schema revision')
+    host = groups.add_parser('host', help='hosts (providers)') \
+        .add_subparsers(dest='action', required=True)
+    host.add_parser('list', help='list hosts with usage')
+    show = host.add_parser('show', help='inventory, usage and claims')
+    show.add_argument('name', help='host or node name')
+    alloc = groups.add_parser('allocation', help='claims') \
+        .add_subparsers(dest='action', required=True)
+    alloc_list = alloc.add_parser('list', help='list claims')
+    alloc_list.add_argument('--host', help='only claims on this host')
+    alloc_delete = alloc.add_parser('delete', help='release a consumer')
+    alloc_delete.add_argument('consumer', help='consumer (instance) UUID')
+    return parser
+
+
+def _usage(inv):
+    used = max(inv['reported_used'], inv['claimed'])
+    return '%d/%d' % (used, inv['capacity'])
+
+
+def db_sync(database, args):
+    migration.db_sync(database)
+    print('Database at revision %s' % migration.db_version(database))
+
+
+def db_version(database, args):
+    version = migration.db_version(database)
+    if args.format == 'json':
+        print(output.to_json({'version': version,
+                              'head': migration.head_revision()}))
+    else:
+        print(version or 'not initialized')
+
+
+def host_list(database, args):
+    hosts = db_providers.list_providers(database)
+    if args.format == 'json':
+        print(output.to_json(hosts))
+        return
+    rows = []
+    for h in hosts:
+        inv = h['inventories']
+        rows.append([h['host'], h['nodename'], h['availability_zone'],
+                     'yes' if h['disabled'] else 'no'] +
+                    [_usage(inv[rc]) if rc in inv else '-'
+                     for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB')] +
+                    [h['reported_at']])
+    print(output.table(['host', 'node', 'zone', 'disabled', 'VCPU',
+                        'MEMORY_MB', 'DISK_GB', 'reported'], rows))
+
+
+def host_show(database, args):
+    found = db_providers.find_provider(database, args.name)
+    if found is None:
+        print('No host named %s' % args.name, file=sys.stderr)
+        return 1
+    host = db_providers.load_changes(database,
+                                     provider_ids=[found['id']])[0][0]
+    allocations = claims.list_allocations(database, host=host['host'])
+    allocations = [a for a in allocations
+                   if a['provider_id'] == host['id']]
+    if args.format == 'json':
+        host['allocations'] = allocations
+        print(output.to_json(host))
+        return
+    print(output.table(['field', 'value'], [
+        [k, host[k]] for k in ('host', 'nodename', 'uuid',
+                               'availability_zone', 'disabled',
+                               'generation', 'change_seq', 'reported_at')]))
+    print(output.table(
+        ['resource', 'total', 'reserved', 'ratio', 'capacity', 'reported',
+         'claimed', 'free'],
+        [[rc, i['total'], i['reserved'], i['allocation_ratio'],
+          i['capacity'], i['reported_used'], i['claimed'],
+          i['capacity'] - max(i['reported_used'], i['claimed'])]
+         for rc, i in sorted(host['inventories'].items())]))
+    _print_allocations(allocations)
+
+
+def _print_allocations(allocations):
+    print(output.table(
+        ['consumer', 'host', 'node', 'resource', 'amount', 'created',
+         'confirmed'],
+        [[a['consumer_uuid'], a['host'], a['nodename'], a['resource_class'],
+          a['amount'], a['created_at'], a['confirmed_at']]
+         for a in allocations]))
+
+
+def allocation_list(database, args):
+    allocations = claims.list_allocations(database, host=args.host)
+    if args.format == 'json':
+        print(output.to_json(allocations))
+    else:
+        _print_allocations(allocations)
+
+
+def allocation_delete(database, args):
+    released = claims.delete_allocations(database, args.consumer)
+    if args.format == 'json':
+        print(output.to_json({'consumer': args.consumer,
+                              'released': released}))
+    elif released:
+        print('Released %d allocation rows of %s' % (released,
+                                                      args.consumer))
+    else:
+        print('No allocations for %s' % args.consumer, file=sys.stderr)
+        return 1
+
+
+_COMMANDS = {
+    ('db', 'sync'): db_sync, ('db', 'version'): db_version,
+    ('host', 'list'): host_list, ('host', 'show'): host_show,
+    ('allocation', 'list'): allocation_list,
+    ('allocation', 'delete'): allocation_delete,
+}
+
+
+def main(argv=None):
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    conf = sched_conf.new_config()
+    conf_args = []
+    for path in args.config_file:
+        conf_args += ['--config-file', path]
+    conf(conf_args, project='scheduler', prog='scheduler-manage',
+         default_config_files=[] if args.config_file else None)
+    try:
+        database = db_api.Database(conf, max_retries=0)
+    except Exception as exc:
+        print('scheduler-manage: cannot reach the database %s: %s' %
+              (conf.database.connection, exc), file=sys.stderr)
+        return 2
+    try:
+        return _COMMANDS[(args.group, args.action)](database, args) or 0
+    except exception.SchedulerException as exc:
+        print('scheduler-manage: %s' % exc, file=sys.stderr)
+        return 2
+    finally:
+        database.dispose()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
