@@ -69,7 +69,8 @@ class FilterScheduler:
             except exception.ClaimConflict as exc:
                 conflicts += 1
                 self.claim_conflicts += 1
-                LOG.debug('Claim conflict (%s), re-planning', exc)
+                LOG.info('Claim conflict: %s; re-planning (attempt %d)',
+                         exc, attempt + 1)
                 self.cache.reload_providers(
                     {c.provider_id for c in plan.claims})
             except Exception:
