@@ -66,6 +66,8 @@ class HostTable:
         self._az_index = {}
         self._row_of = {}
         self._rows_of_host = {}
+        # attribute name -> (numpy column, default), see column()
+        self._attribute_columns = {}
 
     # -- loading --------------------------------------------------------
 
@@ -99,6 +101,10 @@ class HostTable:
             setattr(self, name, new)
         for columns in self.resources.values():
             columns.grow(size)
+        for name, (column, default) in self._attribute_columns.items():
+            new = np.full(size, default, dtype=column.dtype)
+            new[:len(column)] = column
+            self._attribute_columns[name] = (new, default)
         self._allocated = size
 
     def _set_row(self, row, provider):
@@ -115,6 +121,8 @@ class HostTable:
         if isinstance(attributes, str):
             attributes = json.loads(attributes)
         self.attributes[row] = attributes or {}
+        for name, (column, default) in self._attribute_columns.items():
+            column[row] = _number(self.attributes[row].get(name), default)
         inventories = provider.get('inventories', {})
         for rc in inventories:
             if rc not in self.resources:
@@ -177,6 +185,30 @@ class HostTable:
 
     def view(self, row):
         return HostView(self, row)
+
+    def column(self, name, default=0.0):
+        """Numeric tracker attribute ``name`` (e.g. ``running_vms``,
+        ``current_workload``, ``hypervisor_version``) as a float column of
+        length ``size``. Built from the rows once, then kept up to date in
+        place by ``apply``; values that are missing or not numbers read as
+        ``default``.
+        """
+        cached = self._attribute_columns.get(name)
+        if cached is None:
+            column = np.full(self._allocated, default, dtype=np.float64)
+            for row, attributes in enumerate(self.attributes):
+                column[row] = _number(attributes.get(name), default)
+            cached = self._attribute_columns[name] = (column, default)
+        return cached[0][:self.size]
+
+
+def _number(value, default):
+    if isinstance(value, bool) or value is None:
+        return default
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
 
 
 class HostView:
