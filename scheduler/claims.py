@@ -95,10 +95,13 @@ def claim_resources(db, claims, now=None):
         touched = {c.provider_id for c in claims}
         touched |= {r.provider_id for r in previous}
         _lock_providers(session, touched)
-        _release_rows(session, _allocations_of(session, consumers,
-                                               lock=True))
-        for claim in claims:
-            _take(session, claim)
+        if previous:
+            # re-read under the provider locks: a concurrent release may
+            # have taken some of them already
+            _release_rows(session, _allocations_of(session, consumers,
+                                                   lock=True))
+        for provider_id, resources in _per_provider(claims).items():
+            _take(session, provider_id, resources)
         session.execute(sa.insert(ALLOC), [
             {'consumer_uuid': c.consumer_uuid, 'provider_id': c.provider_id,
              'resource_class': rc, 'amount': amount, 'created_at': now,
@@ -107,20 +110,51 @@ def claim_resources(db, claims, now=None):
         _stamp_change(session, touched)
 
 
-def _take(session, claim):
-    for rc, amount in sorted(claim.resources.items()):
-        taken = session.execute(
-            sa.update(INV).where(
-                INV.c.provider_id == claim.provider_id,
-                INV.c.resource_class == rc,
-                INV.c.claimed + amount <= INV.c.capacity,
-                INV.c.reported_used + amount <= INV.c.capacity,
-                INV.c.min_unit <= amount,
-                INV.c.max_unit >= amount)
-            .values(claimed=INV.c.claimed + amount)).rowcount
-        if not taken:
-            raise exception.ClaimConflict(provider=claim.provider_id,
-                                          resource_class=rc)
+def _per_provider(claims):
+    """Sum the claims of a request per provider, in lock order."""
+    totals = {}
+    for claim in sorted(claims, key=lambda c: c.provider_id):
+        resources = totals.setdefault(claim.provider_id, {})
+        for rc, amount in claim.resources.items():
+            resources[rc] = resources.get(rc, 0) + amount
+    return totals
+
+
+def _take(session, provider_id, resources):
+    """One conditional UPDATE for all classes of one provider."""
+    resources = {rc: amount for rc, amount in resources.items() if amount}
+    if not resources:
+        return
+    amount = sa.case(*[(INV.c.resource_class == rc, amount)
+                       for rc, amount in sorted(resources.items())],
+                     else_=0)
+    taken = session.execute(
+        sa.update(INV).where(
+            INV.c.provider_id == provider_id,
+            INV.c.resource_class.in_(sorted(resources)),
+            INV.c.claimed + amount <= INV.c.capacity,
+            INV.c.reported_used + amount <= INV.c.capacity,
+            INV.c.min_unit <= amount,
+            INV.c.max_unit >= amount)
+        .values(claimed=INV.c.claimed + amount)
+        .execution_options(synchronize_session=False)).rowcount
+    if taken != len(resources):
+        raise exception.ClaimConflict(
+            provider=provider_id,
+            resource_class=_short_class(session, provider_id, resources))
+
+
+def _short_class(session, provider_id, resources):
+    """Which class did not fit (for the error only; the rare path)."""
+    rows = {r.resource_class: r for r in session.execute(
+        sa.select(INV).where(INV.c.provider_id == provider_id))}
+    for rc, amount in sorted(resources.items()):
+        row = rows.get(rc)
+        if (row is None or max(row.claimed, row.reported_used) + amount
+                > row.capacity or not row.min_unit <= amount
+                <= row.max_unit):
+            return rc
+    return ', '.join(sorted(resources))
 
 
 @oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)

@@ -106,12 +106,19 @@ class Database:
 
 
 def next_change_seq(session):
-    """Bump and return the global change counter (see module docstring)."""
+    """Bump and return the global change counter (see module docstring).
+
+    One round trip: ``UPDATE ... RETURNING`` where the database has it,
+    MySQL/MariaDB's ``LAST_INSERT_ID(expr)`` otherwise.
+    """
     counter = models.change_counter
-    session.execute(sa.update(counter).where(counter.c.id == 1)
-                    .values(value=counter.c.value + 1))
-    return session.execute(sa.select(counter.c.value)
-                           .where(counter.c.id == 1)).scalar_one()
+    bump = sa.update(counter).where(counter.c.id == 1)
+    if session.bind.dialect.name == 'mysql':
+        result = session.execute(bump.values(
+            value=sa.func.last_insert_id(counter.c.value + 1)))
+        return result.lastrowid
+    return session.execute(bump.values(value=counter.c.value + 1)
+                           .returning(counter.c.value)).scalar_one()
 
 
 def current_change_seq(session):
