@@ -19,11 +19,12 @@ change_counter, the same as ``scheduler.db.providers``; deadlocks that the
 database still reports are retried by ``wrap_db_retry``.
 """
 
+import collections
 import dataclasses
 import datetime
 
 import sqlalchemy as sa
-from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 
 from scheduler import exception
@@ -33,15 +34,27 @@ from scheduler.db import models
 P = models.providers
 INV = models.inventories
 ALLOC = models.allocations
+GROUPS = models.instance_groups
+GM = models.group_members
 
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
-    """Resources one consumer takes from one provider."""
+    """Resources one consumer takes from one provider (on ``host``)."""
 
     consumer_uuid: str
     provider_id: int
     resources: dict
+    host: str = None
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupPolicy:
+    """A hard server-group policy to enforce at claim time."""
+
+    group_uuid: str
+    policy: str            # 'affinity' or 'anti-affinity'
+    max_per_host: int = 1  # anti-affinity only
 
 
 def _lock_providers(session, provider_ids):
@@ -81,16 +94,22 @@ def _allocations_of(session, consumers, lock=False):
     return session.execute(query).all()
 
 
-@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
-def claim_resources(db, claims, now=None):
+@db_api.retry_on_deadlock
+def claim_resources(db, claims, now=None, group=None):
     """Write every claim or none; raise ClaimConflict if one doesn't fit.
 
     Claims already held by the same consumers are replaced (a reschedule
-    moves the claim to the new host).
+    moves the claim to the new host). With a hard server-group ``group``
+    (a ``GroupPolicy``), the group's row is locked first and the policy is
+    checked against the members already placed, so concurrent requests
+    of one group can't break it (``GroupPolicyConflict``).
     """
     now = now or timeutils.utcnow()
     consumers = sorted({c.consumer_uuid for c in claims})
     with db.writer() as session:
+        if group is not None:
+            _lock_group(session, group)
+            _enforce_group(session, group, claims, now)
         previous = _allocations_of(session, consumers)
         touched = {c.provider_id for c in claims}
         touched |= {r.provider_id for r in previous}
@@ -108,6 +127,58 @@ def claim_resources(db, claims, now=None):
              'confirmed_at': None}
             for c in claims for rc, amount in sorted(c.resources.items())])
         _stamp_change(session, touched)
+
+
+def _lock_group(session, group):
+    locked = session.execute(
+        sa.update(GROUPS).where(GROUPS.c.uuid == group.group_uuid)
+        .values(generation=GROUPS.c.generation + 1)).rowcount
+    if not locked:
+        try:
+            with session.begin_nested():
+                session.execute(sa.insert(GROUPS).values(
+                    uuid=group.group_uuid, policy=group.policy,
+                    generation=0))
+        except db_exc.DBDuplicateEntry:
+            # another worker created it first: start over and lock it
+            raise db_exc.RetryRequest(exception.ClaimConflict(
+                provider='(group %s)' % group.group_uuid,
+                resource_class='-'))
+
+
+def _enforce_group(session, group, claims, now):
+    consumers = [c.consumer_uuid for c in claims]
+    placed = collections.Counter(dict(session.execute(
+        sa.select(GM.c.host, sa.func.count())
+        .where(GM.c.group_uuid == group.group_uuid,
+               GM.c.consumer_uuid.not_in(consumers))
+        .group_by(GM.c.host)).all()))
+    wanted = collections.Counter(c.host for c in claims)
+    if group.policy == 'affinity':
+        hosts = set(placed) | set(wanted)
+        if len(hosts) > 1:
+            raise exception.GroupPolicyConflict(
+                group=group.group_uuid, policy=group.policy,
+                hosts=', '.join(sorted(hosts)))
+    else:
+        crowded = sorted(h for h, n in wanted.items()
+                         if placed[h] + n > group.max_per_host)
+        if crowded:
+            raise exception.GroupPolicyConflict(
+                group=group.group_uuid, policy=group.policy,
+                hosts=', '.join(crowded))
+    session.execute(sa.delete(GM).where(
+        GM.c.group_uuid == group.group_uuid,
+        GM.c.consumer_uuid.in_(consumers)))
+    session.execute(sa.insert(GM), [
+        {'group_uuid': group.group_uuid, 'consumer_uuid': c.consumer_uuid,
+         'host': c.host, 'created_at': now} for c in claims])
+
+
+def _forget_members(session, consumers):
+    if consumers:
+        session.execute(sa.delete(GM).where(
+            GM.c.consumer_uuid.in_(list(consumers))))
 
 
 def _per_provider(claims):
@@ -157,7 +228,7 @@ def _short_class(session, provider_id, resources):
     return ', '.join(sorted(resources))
 
 
-@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
+@db_api.retry_on_deadlock
 def delete_allocations(db, consumer_uuid):
     """Release every claim of ``consumer_uuid``; returns how many rows.
 
@@ -171,11 +242,12 @@ def delete_allocations(db, consumer_uuid):
         _lock_providers(session, touched)
         rows = _allocations_of(session, [consumer_uuid], lock=True)
         _release_rows(session, rows)
+        _forget_members(session, [consumer_uuid])
         _stamp_change(session, touched)
         return len(rows)
 
 
-@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
+@db_api.retry_on_deadlock
 def sync_host_consumers(db, host, instance_uuids, grace_seconds, now=None):
     """Reconcile the claims on ``host`` with the instances it really runs.
 
@@ -202,6 +274,7 @@ def sync_host_consumers(db, host, instance_uuids, grace_seconds, now=None):
             session.execute(sa.update(ALLOC).where(ALLOC.c.id.in_(confirm))
                             .values(confirmed_at=now))
         _release_rows(session, stale)
+        _forget_members(session, {r.consumer_uuid for r in stale})
         _stamp_change(session, provider_ids if stale else ())
         return len(confirm), len(stale)
 

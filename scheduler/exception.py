@@ -72,6 +72,13 @@ class ClaimConflict(SchedulerException):
                'a race or no longer fits')
 
 
+class GroupPolicyConflict(ClaimConflict):
+    """Placing these members would break their server group's policy."""
+
+    msg_fmt = ('Server group %(group)s (%(policy)s) would be broken on '
+               '%(hosts)s')
+
+
 class ProviderNotFound(SchedulerException):
     msg_fmt = 'No provider named %(name)s'
 

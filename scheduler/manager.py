@@ -15,7 +15,9 @@ from scheduler import exception
 from scheduler import objects
 from scheduler import plugins
 from scheduler import resource_classes as rcs
+from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
+from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
 from scheduler.driver import filter_scheduler
 from scheduler.host_state import HostStateCache
@@ -51,7 +53,7 @@ def _check_uuid_list(value, field):
 
 class SchedulerManager:
 
-    target = oslo_messaging.Target(version='1.1')
+    target = oslo_messaging.Target(version='1.2')
 
     def __init__(self, conf, db=None):
         self.conf = conf
@@ -62,7 +64,8 @@ class SchedulerManager:
             rcs.DISK_GB: conf.scheduler.default_disk_allocation_ratio,
         }
         self.host_cache = HostStateCache(
-            self.db, refresh_interval=conf.scheduler.refresh_interval)
+            self.db, refresh_interval=conf.scheduler.refresh_interval,
+            default_zone=conf.scheduler.default_availability_zone)
         self.driver = filter_scheduler.FilterScheduler(
             conf, self.db, self.host_cache, plugins.load_filters(conf),
             plugins.load_weighers(conf))
@@ -124,6 +127,56 @@ class SchedulerManager:
         confirmed, released = claims.sync_host_consumers(
             self.db, host, uuids,
             self.conf.scheduler.unconfirmed_claim_grace_period)
+        db_instances.prune_host(self.db, host, uuids)
         if released:
             LOG.info('Released %d stale allocation rows on %s', released,
                      host)
+
+    def update_aggregates(self, ctxt, aggregates=None):
+        try:
+            aggregates = _object_list(aggregates, objects.Aggregate,
+                                      'aggregates')
+        except exception.InvalidRequest as exc:
+            LOG.warning('Rejected update_aggregates: %s', exc)
+            return
+        db_aggregates.save_aggregates(self.db, aggregates)
+
+    def delete_aggregate(self, ctxt, aggregate=None):
+        uuid = getattr(aggregate, 'uuid', aggregate)
+        if not uuidutils.is_uuid_like(uuid):
+            LOG.warning('Rejected delete_aggregate: %r is neither an '
+                        'Aggregate nor its UUID', aggregate)
+            return
+        db_aggregates.delete_aggregate(self.db, uuid)
+
+    def update_instance_info(self, ctxt, host=None, instance_info=None):
+        try:
+            if not isinstance(host, str) or not host:
+                raise exception.InvalidField(field='host',
+                                             reason='expected a host name')
+            infos = _object_list(instance_info, objects.InstanceInfo,
+                                 'instance_info')
+        except exception.InvalidRequest as exc:
+            LOG.warning('Rejected update_instance_info: %s', exc)
+            return
+        db_instances.save_instances(self.db, host, infos)
+
+    def delete_instance_info(self, ctxt, host=None, instance_uuid=None):
+        if not isinstance(host, str) or not uuidutils.is_uuid_like(
+                instance_uuid):
+            LOG.warning('Rejected delete_instance_info for %r/%r', host,
+                        instance_uuid)
+            return
+        db_instances.delete_instance(self.db, host, instance_uuid)
+
+
+def _object_list(value, cls, field):
+    """One object or a list of them, all of class ``cls``."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    for index, item in enumerate(items):
+        if not isinstance(item, cls):
+            raise exception.InvalidField(
+                field='%s[%d]' % (field, index),
+                reason='expected %s, got %s' % (cls.obj_name(),
+                                                type(item).__name__))
+    return list(items)

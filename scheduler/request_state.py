@@ -1,7 +1,11 @@
 """Per-request derived data, computed once before any filter runs.
 
 Plugins read ``RequestState`` rather than re-deriving things from the
-RequestSpec in every call (kube-scheduler's CycleState idea).
+RequestSpec in every call (kube-scheduler's CycleState idea). What a plugin
+derives itself (a parsed hint, PCI requests, a NUMA topology) it computes
+once through ``derived``::
+
+    query = request.derived('json_filter.query', lambda: parse(request))
 """
 
 import dataclasses
@@ -22,6 +26,25 @@ class RequestState:
     requested_destination: object = None
     now: float = 0.0
     is_admin: bool = False
+    # filled in by the driver's preload step (see FilterScheduler)
+    group: object = None
+    same_hosts: set = None
+    different_hosts: set = None
+
+    @property
+    def hints(self):
+        return self.spec.get('scheduler_hints') or {}
+    _derived: dict = dataclasses.field(default_factory=dict, repr=False,
+                                       compare=False)
+
+    def derived(self, key, compute):
+        """``compute()`` the first time ``key`` is asked for, then the same
+        value for the rest of the request. An exception is not cached."""
+        try:
+            return self._derived[key]
+        except KeyError:
+            value = self._derived[key] = compute()
+            return value
 
     @classmethod
     def from_spec(cls, spec, is_admin=False, now=None):

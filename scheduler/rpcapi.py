@@ -5,6 +5,8 @@ API version history:
 * 1.0 - Initial version: ``select_destinations`` (call) and
   ``update_resource_stats`` (cast).
 * 1.1 - Added ``delete_allocations`` and ``sync_instance_info`` (casts).
+* 1.2 - Added ``update_aggregates``, ``delete_aggregate``,
+  ``update_instance_info`` and ``delete_instance_info`` (casts).
 
 Never rename a method or change an argument's meaning; add a minor version
 for every new method or argument, and keep the server accepting every
@@ -18,7 +20,7 @@ import oslo_messaging
 from scheduler import exception
 from scheduler import rpc
 
-RPC_API_VERSION = '1.1'
+RPC_API_VERSION = '1.2'
 
 
 class SchedulerAPI:
@@ -62,3 +64,21 @@ class SchedulerAPI:
         cctxt = self._prepare('1.1', 'sync_instance_info')
         cctxt.cast(ctxt, 'sync_instance_info', host=host,
                    instance_uuids=instance_uuids)
+
+    def update_aggregates(self, ctxt, aggregates):
+        cctxt = self._prepare('1.2', 'update_aggregates')
+        cctxt.cast(ctxt, 'update_aggregates', aggregates=aggregates)
+
+    def delete_aggregate(self, ctxt, aggregate):
+        cctxt = self._prepare('1.2', 'delete_aggregate')
+        cctxt.cast(ctxt, 'delete_aggregate', aggregate=aggregate)
+
+    def update_instance_info(self, ctxt, host, instance_info):
+        cctxt = self._prepare('1.2', 'update_instance_info')
+        cctxt.cast(ctxt, 'update_instance_info', host=host,
+                   instance_info=instance_info)
+
+    def delete_instance_info(self, ctxt, host, instance_uuid):
+        cctxt = self._prepare('1.2', 'delete_instance_info')
+        cctxt.cast(ctxt, 'delete_instance_info', host=host,
+                   instance_uuid=instance_uuid)

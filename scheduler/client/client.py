@@ -77,6 +77,30 @@ class SchedulerClient:
         """Tell the scheduler which instances ``host`` really runs."""
         self.api.sync_instance_info(ctxt, host, list(instance_uuids))
 
+    def update_aggregates(self, ctxt, aggregates):
+        """Create or replace aggregates (``Aggregate`` objects or dicts
+        with uuid, name, hosts, metadata)."""
+        self.api.update_aggregates(ctxt, [
+            _as_object(objects.Aggregate, a, 'aggregates[%d]' % i)
+            for i, a in enumerate(aggregates)])
+
+    def delete_aggregate(self, ctxt, aggregate):
+        """Forget an aggregate (an ``Aggregate`` or its UUID)."""
+        self.api.delete_aggregate(ctxt, getattr(aggregate, 'uuid',
+                                                aggregate))
+
+    def update_instance_info(self, ctxt, host, instance_info):
+        """What ``host`` runs: ``InstanceInfo`` objects or dicts, one or
+        a list."""
+        items = (instance_info if isinstance(instance_info, (list, tuple))
+                 else [instance_info])
+        self.api.update_instance_info(ctxt, host, [
+            _as_object(objects.InstanceInfo, info, 'instance_info[%d]' % i)
+            for i, info in enumerate(items)])
+
+    def delete_instance_info(self, ctxt, host, instance_uuid):
+        self.api.delete_instance_info(ctxt, host, instance_uuid)
+
     def close(self):
         if self._owns_transport:
             self.transport.cleanup()
@@ -88,3 +112,18 @@ def _local_copy(remote):
         if cls.__module__ == exception.__name__:
             return cls(**remote.kwargs)
     return remote
+
+
+def _as_object(cls, value, path):
+    if isinstance(value, cls):
+        return value
+    if not isinstance(value, dict):
+        raise exception.InvalidField(
+            field=path, reason='expected a dict or %s' % cls.obj_name())
+    obj = cls()
+    values = dict(value)
+    if cls is objects.InstanceInfo and isinstance(values.get('flavor'),
+                                                  dict):
+        values['flavor'] = objects.Flavor().obj_set_from_dict(
+            values['flavor'], path + '.flavor')
+    return obj.obj_set_from_dict(values, path)

@@ -16,6 +16,7 @@ import contextlib
 import threading
 
 import sqlalchemy as sa
+from oslo_db import api as oslo_db_api
 from oslo_db.sqlalchemy import enginefacade
 
 from scheduler.db import models
@@ -125,3 +126,14 @@ def current_change_seq(session):
     counter = models.change_counter
     return session.execute(sa.select(counter.c.value)
                            .where(counter.c.id == 1)).scalar_one()
+
+
+def retry_on_deadlock(fn):
+    """Retry a whole write transaction on deadlock or ``RetryRequest``.
+
+    Short, jittered waits: these transactions are small and a deadlock
+    victim should come back while its rival is just committing.
+    """
+    return oslo_db_api.wrap_db_retry(
+        max_retries=5, retry_on_deadlock=True, retry_interval=0.02,
+        inc_retry_interval=True, max_retry_interval=0.5, jitter=True)(fn)

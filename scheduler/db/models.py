@@ -74,3 +74,49 @@ change_counter = sa.Table(
     sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
     sa.Column('value', sa.BigInteger, nullable=False),
 )
+
+# -- pushed data (migration 0002) ---------------------------------------
+
+aggregates = sa.Table(
+    'aggregates', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36), nullable=False, unique=True),
+    sa.Column('name', sa.String(255), nullable=True),
+    sa.Column('metadata_json', sa.Text, nullable=False),
+    sa.Column('hosts_json', sa.Text, nullable=False),
+    # a deleted aggregate stays as a tombstone so workers see it go
+    sa.Column('deleted', sa.Boolean, nullable=False, default=False),
+    sa.Column('change_seq', sa.BigInteger, nullable=False, index=True),
+)
+
+instances = sa.Table(
+    'instances', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('uuid', sa.String(36), nullable=False, unique=True),
+    sa.Column('host', sa.String(255), nullable=True, index=True),
+    sa.Column('node', sa.String(255), nullable=True),
+    sa.Column('project_id', sa.String(255), nullable=True),
+    sa.Column('group_uuid', sa.String(36), nullable=True),
+    sa.Column('attributes', sa.Text, nullable=True),
+    sa.Column('updated_at', sa.DateTime, nullable=False),
+)
+
+# One row per server group: claims lock it so that members of one group
+# are placed one transaction at a time (policies hold under concurrency).
+instance_groups = sa.Table(
+    'instance_groups', metadata,
+    sa.Column('uuid', sa.String(36), primary_key=True),
+    sa.Column('policy', sa.String(32), nullable=False),
+    sa.Column('generation', sa.BigInteger, nullable=False, default=0),
+)
+
+group_members = sa.Table(
+    'group_members', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column('group_uuid', sa.String(36), nullable=False, index=True),
+    sa.Column('consumer_uuid', sa.String(36), nullable=False, index=True),
+    sa.Column('host', sa.String(255), nullable=False),
+    sa.Column('created_at', sa.DateTime, nullable=False),
+    sa.UniqueConstraint('group_uuid', 'consumer_uuid',
+                        name='uniq_group_members0group0consumer'),
+)

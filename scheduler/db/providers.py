@@ -14,7 +14,6 @@ import datetime
 import json
 
 import sqlalchemy as sa
-from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -82,7 +81,7 @@ def _attributes(node):
     return json.dumps(values, sort_keys=True)
 
 
-@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True)
+@db_api.retry_on_deadlock
 def record_compute_node(db, node, ratio_defaults, now=None):
     """Persist a tracker report; returns False if it was older than stored.
 

@@ -23,7 +23,10 @@ from scheduler import exception
 from scheduler import objects
 from scheduler.driver.diagnosis import MAX_NAMES
 from scheduler.driver.diagnosis import Diagnosis
+from scheduler.db import groups as db_groups
+from scheduler.db import instances as db_instances
 from scheduler.driver.requested_hosts import requested_hosts_mask
+from scheduler.driver.server_groups import GroupPlacement
 from scheduler.request_state import RequestState
 from scheduler.weighers.base import normalize
 
@@ -61,10 +64,12 @@ class FilterScheduler:
         conflicts = 0
         for attempt in range(self.claim_retries + 1):
             self.cache.refresh(force=attempt > 0)
+            self._preload(request, consumers)
             plan = self._plan_locked(request, consumers, return_alternates,
                                      conflicts)
+            group = request.group.claim_policy() if request.group else None
             try:
-                claims.claim_resources(self.db, plan.claims)
+                claims.claim_resources(self.db, plan.claims, group=group)
                 return plan.selections
             except exception.ClaimConflict as exc:
                 conflicts += 1
@@ -82,6 +87,23 @@ class FilterScheduler:
         diagnosis.note = 'gave up after %d claim attempts' % (conflicts)
         raise exception.NoValidHost(
             reason=diagnosis.reason(), diagnosis=diagnosis.as_dict())
+
+    def _preload(self, request, consumers):
+        """Per-request data the filters need from the database, read once
+        per planning attempt (filters themselves never touch it)."""
+        group = request.spec.get('instance_group')
+        if group is not None and group.get('policy'):
+            placed = (db_groups.member_hosts(self.db, group.uuid,
+                                             exclude_consumers=consumers)
+                      if group.get('uuid') else {})
+            request.group = GroupPlacement.from_group(group, placed)
+        hints = request.hints
+        if 'same_host' in hints:
+            request.same_hosts = db_instances.hosts_of(
+                self.db, _uuids(hints['same_host'], 'same_host'))
+        if 'different_host' in hints:
+            request.different_hosts = db_instances.hosts_of(
+                self.db, _uuids(hints['different_host'], 'different_host'))
 
     def _plan_locked(self, request, consumers, return_alternates,
                      conflicts):
@@ -135,6 +157,8 @@ class FilterScheduler:
     def _place_one(self, table, request, candidates, consumer,
                    return_alternates, plan, diagnosis, total):
         fitting = candidates[_fit_mask(table, candidates, request.resources)]
+        if request.group is not None and len(fitting):
+            fitting = fitting[request.group.allows(table, fitting)]
         if not len(fitting):
             self._no_valid_host(
                 request, diagnosis,
@@ -142,28 +166,33 @@ class FilterScheduler:
                     len(plan.claims), total) if plan.claims else None)
         wanted = max(self.host_subset_size,
                      self.max_attempts if return_alternates else 1)
-        ranked = self._rank(table, fitting, request, wanted)
-        best = ranked[:self.host_subset_size]
-        chosen = int(best[self.rng.integers(len(best))])
+        ranked, weights = self._rank(table, fitting, request, wanted)
+        pick = int(self.rng.integers(min(self.host_subset_size,
+                                         len(ranked))))
+        chosen = int(ranked[pick])
         table.add_claim(chosen, request.resources)
+        if request.group is not None:
+            request.group.placed(table.hosts[chosen])
         plan.claims.append(claims.Claim(
             consumer, int(table.provider_id[chosen]),
-            dict(request.resources)))
+            dict(request.resources), host=table.hosts[chosen]))
         plan.rows.append(chosen)
         selections = [self._selection(table, chosen, consumer, request,
-                                      False)]
+                                      False, weights[pick])]
         if return_alternates:
-            for row in ranked:
+            for row, weight in zip(ranked, weights):
                 if len(selections) >= self.max_attempts:
                     break
                 row = int(row)
-                if row != chosen and table.fits(row, request.resources):
+                if (row != chosen and table.fits(row, request.resources)
+                        and _group_allows(request, table, row)):
                     selections.append(self._selection(
-                        table, row, consumer, request, True))
+                        table, row, consumer, request, True, weight))
         plan.selections.append(selections)
 
     def _rank(self, table, rows, request, wanted):
-        """The ``wanted`` best rows, best first; ties in random order."""
+        """The ``wanted`` best rows, best first, and their weights; ties
+        in random order."""
         total = np.zeros(len(rows), dtype=np.float64)
         for weigher in self.weighers:
             raw = weigher.weigh_all(table, rows, request)
@@ -176,10 +205,10 @@ class FilterScheduler:
         else:
             top = np.arange(len(rows))
         top = top[np.argsort(-total[top], kind='stable')]
-        return rows[top]
+        return rows[top], total[top]
 
     @staticmethod
-    def _selection(table, row, consumer, request, is_alternate):
+    def _selection(table, row, consumer, request, is_alternate, weight):
         limits = {rc: int(cols.capacity[row])
                   for rc, cols in table.resources.items()
                   if rc in request.resources}
@@ -188,7 +217,22 @@ class FilterScheduler:
             compute_node_uuid=table.uuids[row], instance_uuid=consumer,
             allocation_id=None if is_alternate else consumer,
             allocation={} if is_alternate else dict(request.resources),
-            limits=limits, is_alternate=is_alternate)
+            limits=limits, weight=float(weight),
+            is_alternate=is_alternate)
+
+
+def _group_allows(request, table, row):
+    return request.group is None or bool(
+        request.group.allows(table, [row])[0])
+
+
+def _uuids(values, hint):
+    for value in values:
+        if not uuidutils.is_uuid_like(value):
+            raise exception.InvalidField(
+                field='spec_obj.scheduler_hints.%s' % hint,
+                reason='not an instance UUID: %r' % (value,))
+    return values
 
 
 def _names(table, rows):

@@ -1,8 +1,10 @@
 """HostStateCache: a worker's HostTable kept in step with the database.
 
-The first refresh loads every provider (cold start); later ones pull only
-providers whose change_seq is above the highest one already seen (see
-``scheduler.db.models`` for why that never misses a change). A refresh runs
+The first refresh loads every provider and aggregate (cold start); later
+ones first read the global change counter (one cheap query) and, only if it
+moved, pull the providers and aggregates whose change_seq is above the last
+value seen (see ``scheduler.db.models`` for why that never misses a
+change). A refresh runs
 before a decision when ``[scheduler] refresh_interval`` has passed (0:
 always), and at once after a claim conflict.
 
@@ -13,16 +15,19 @@ claims, so threads of one worker never plan on the same capacity.
 import threading
 import time
 
+from scheduler.db import aggregates as db_aggregates
+from scheduler.db import api as db_api
 from scheduler.db import providers as db_providers
 from scheduler.host_state.table import HostTable
 
 
 class HostStateCache:
 
-    def __init__(self, db, refresh_interval=0.0, clock=time.monotonic):
+    def __init__(self, db, refresh_interval=0.0, clock=time.monotonic,
+                 default_zone=None):
         self.db = db
         self.refresh_interval = refresh_interval
-        self.table = HostTable()
+        self.table = HostTable(default_zone=default_zone)
         self.lock = threading.RLock()
         self.last_seq = None
         self.rows_applied = 0
@@ -36,11 +41,20 @@ class HostStateCache:
             if (not force and self._last_refresh is not None
                     and now - self._last_refresh < self.refresh_interval):
                 return 0
-            rows, max_seq = db_providers.load_changes(self.db,
-                                                      since=self.last_seq)
-            self.table.apply(rows)
-            self.last_seq = max_seq if max_seq is not None else 0
+            with self.db.reader() as session:
+                current = db_api.current_change_seq(session)
             self._last_refresh = now
+            if current == self.last_seq:
+                return 0
+            # every change numbered up to ``current`` is committed, so
+            # the queries below see all of them (and maybe later ones,
+            # which the next refresh will simply apply again)
+            rows, _ = db_providers.load_changes(self.db,
+                                                since=self.last_seq)
+            self.table.apply(rows)
+            self.table.apply_aggregates(db_aggregates.load_aggregate_changes(
+                self.db, since=self.last_seq))
+            self.last_seq = current
             self.rows_applied += len(rows)
             return len(rows)
 

@@ -12,6 +12,7 @@ import json
 import numpy as np
 
 from scheduler import resource_classes as rcs
+from scheduler.host_state.aggregates import AggregateIndex
 
 _INITIAL_CAPACITY = 64
 
@@ -46,9 +47,15 @@ class _ResourceColumns:
 
 
 class HostTable:
-    """All providers of the cloud, one row each, one array per column."""
+    """All providers of the cloud, one row each, one array per column.
 
-    def __init__(self):
+    A host's availability zone is the one its aggregates give it, else the
+    one its tracker reports, else ``default_zone``.
+    """
+
+    def __init__(self, default_zone=None):
+        self.default_zone = default_zone
+        self.aggregates = AggregateIndex()
         self.size = 0
         self._allocated = _INITIAL_CAPACITY
         self.provider_id = np.zeros(self._allocated, dtype=np.int64)
@@ -59,6 +66,7 @@ class HostTable:
         self.resources = {rc: _ResourceColumns(self._allocated)
                           for rc in rcs.STANDARD}
         self.hosts = []
+        self.reported_zones = []
         self.nodenames = []
         self.uuids = []
         self.attributes = []
@@ -87,6 +95,7 @@ class HostTable:
         self._row_of[provider['id']] = row
         self._rows_of_host.setdefault(provider['host'], []).append(row)
         self.hosts.append(provider['host'])
+        self.reported_zones.append(None)
         self.nodenames.append(provider['nodename'])
         self.uuids.append(provider['uuid'])
         self.attributes.append({})
@@ -116,7 +125,8 @@ class HostTable:
         self.reported_at[row] = (
             reported.replace(tzinfo=datetime.timezone.utc).timestamp()
             if reported is not None else 0.0)
-        self.az[row] = self.az_id(provider.get('availability_zone'))
+        self.reported_zones[row] = provider.get('availability_zone')
+        self._set_zone(row)
         attributes = provider.get('attributes')
         if isinstance(attributes, str):
             attributes = json.loads(attributes)
@@ -129,6 +139,17 @@ class HostTable:
                 self.resources[rc] = _ResourceColumns(self._allocated)
         for rc, columns in self.resources.items():
             columns.set_row(row, inventories.get(rc))
+
+    def apply_aggregates(self, changes):
+        """Apply aggregate changes and re-derive the zones they affect."""
+        for host in self.aggregates.apply(changes):
+            for row in self.rows_of_host(host):
+                self._set_zone(row)
+
+    def _set_zone(self, row):
+        zone = (self.aggregates.zone_of(self.hosts[row])
+                or self.reported_zones[row] or self.default_zone)
+        self.az[row] = self.az_id(zone)
 
     def az_id(self, name):
         """Index of availability zone ``name`` (None is index 0's peer)."""
@@ -250,3 +271,9 @@ class HostView:
     def capacity(self, rc):
         columns = self._table.resources.get(rc)
         return int(columns.capacity[self.row]) if columns is not None else 0
+
+    def allocation_ratio(self, rc):
+        """The inventory's allocation ratio of ``rc`` (0.0 if none)."""
+        columns = self._table.resources.get(rc)
+        return (float(columns.allocation_ratio[self.row])
+                if columns is not None else 0.0)

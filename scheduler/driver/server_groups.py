@@ -1,0 +1,71 @@
+"""GroupPlacement: a request's server group while it is being placed.
+
+Built per planning attempt from the members the database knows (placed by
+earlier claims) plus the hosts the caller lists; every instance placed by
+the request is added, so the instances of one multi-instance request
+respect the policy among themselves too.
+"""
+
+import collections
+
+import numpy as np
+
+from scheduler import claims
+from scheduler import exception
+
+HARD = ('affinity', 'anti-affinity')
+SOFT = ('soft-affinity', 'soft-anti-affinity')
+
+
+class GroupPlacement:
+
+    def __init__(self, uuid, policy, hosts, max_per_host=1):
+        self.uuid = uuid
+        self.policy = policy
+        self.hosts = collections.Counter(hosts)
+        self.max_per_host = max_per_host
+
+    @classmethod
+    def from_group(cls, group, placed_hosts):
+        policy = group.get('policy')
+        if policy not in HARD + SOFT:
+            raise exception.InvalidField(
+                field='spec_obj.instance_group.policy',
+                reason='expected one of %s, got %r' %
+                (', '.join(HARD + SOFT), policy))
+        raw = group.get('rules', {}).get('max_server_per_host', '1')
+        try:
+            max_per_host = int(raw)
+            if max_per_host < 1:
+                raise ValueError(raw)
+        except ValueError:
+            raise exception.InvalidField(
+                field='spec_obj.instance_group.rules.max_server_per_host',
+                reason='expected a positive integer, got %r' % (raw,))
+        hosts = collections.Counter(placed_hosts)
+        for host in group.get('hosts', []):
+            hosts[host] = max(hosts[host], 1)
+        return cls(group.get('uuid'), policy, hosts, max_per_host)
+
+    @property
+    def is_hard(self):
+        return self.policy in HARD
+
+    def allows(self, table, rows):
+        """Mask over ``rows``: hosts the hard policy still allows."""
+        if self.policy == 'affinity' and self.hosts:
+            return np.array([table.hosts[r] in self.hosts for r in rows],
+                            dtype=bool)
+        if self.policy == 'anti-affinity':
+            return np.array([self.hosts[table.hosts[r]] < self.max_per_host
+                             for r in rows], dtype=bool)
+        return np.ones(len(rows), dtype=bool)
+
+    def placed(self, host):
+        self.hosts[host] += 1
+
+    def claim_policy(self):
+        """What the claim transaction must enforce (None: nothing)."""
+        if not self.is_hard or not self.uuid:
+            return None
+        return claims.GroupPolicy(self.uuid, self.policy, self.max_per_host)
