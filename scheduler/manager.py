@@ -12,6 +12,7 @@ from oslo_utils import uuidutils
 
 from scheduler import claims
 from scheduler import exception
+from scheduler import notifications
 from scheduler import objects
 from scheduler import plugins
 from scheduler import resource_classes as rcs
@@ -66,6 +67,8 @@ class SchedulerManager:
         self.host_cache = HostStateCache(
             self.db, refresh_interval=conf.scheduler.refresh_interval,
             default_zone=conf.scheduler.default_availability_zone)
+        self.notifier = notifications.SelectDestinationsNotifier(
+            conf, conf.host)
         self.driver = filter_scheduler.FilterScheduler(
             conf, self.db, self.host_cache, plugins.load_filters(conf),
             plugins.load_weighers(conf))
@@ -83,13 +86,16 @@ class SchedulerManager:
         if not spec_obj.obj_attr_is_set('flavor'):
             raise exception.InvalidField(field='spec_obj.flavor',
                                          reason='missing')
+        # callers may leave fields unset (num_instances, extra_specs ...)
+        spec_obj.obj_complete('spec_obj')
         uuids = _check_uuid_list(instance_uuids, 'instance_uuids')
         if not isinstance(return_alternates, bool):
             raise exception.InvalidField(
                 field='return_alternates', reason='expected a boolean')
-        return self.driver.select_destinations(
-            ctxt, spec_obj, instance_uuids=uuids,
-            return_alternates=return_alternates)
+        return self.notifier.wrap(
+            ctxt, spec_obj, uuids, lambda: self.driver.select_destinations(
+                ctxt, spec_obj, instance_uuids=uuids,
+                return_alternates=return_alternates))
 
     def update_resource_stats(self, ctxt, name=None, stats=None):
         try:

@@ -40,6 +40,74 @@ filter_scheduler_opts = [
                  default=1.0,
                  help='Multiplier of DiskWeigher: positive spreads over '
                       'free disk, negative packs.'),
+    cfg.FloatOpt('io_ops_weight_multiplier',
+                 default=-1.0,
+                 help='Multiplier of IoOpsWeigher, which weighs hosts by '
+                      'the I/O-heavy operations (builds, resizes, '
+                      'snapshots...) their tracker reports as '
+                      'current_workload. Negative (the default) prefers '
+                      'the least busy hosts; positive prefers the busiest. '
+                      '0 is rejected at start-up. Related options: '
+                      'max_io_ops_per_host.'),
+    cfg.FloatOpt('num_instances_weight_multiplier',
+                 default=-1.0,
+                 help='Multiplier of NumInstancesWeigher, which weighs '
+                      'hosts by the instances they run (running_vms). '
+                      'Negative (the default) spreads instances onto the '
+                      'hosts running the fewest; positive packs them onto '
+                      'the hosts running the most. Nova\'s default is 0, '
+                      'which here is rejected at start-up: leave the '
+                      'weigher out of enabled_weighers instead. Related '
+                      'options: max_instances_per_host.'),
+    cfg.FloatOpt('metrics_weight_multiplier',
+                 default=1.0,
+                 help='Multiplier of MetricsWeigher, applied to the '
+                      'normalized sum of the metrics listed in [metrics] '
+                      'weight_setting. Positive prefers hosts with the '
+                      'highest weighted sum, negative the lowest. 0 is '
+                      'rejected at start-up. Related options: [metrics] '
+                      'weight_setting, required, weight_of_unavailable.'),
+    cfg.FloatOpt('pci_weight_multiplier',
+                 default=1.0, min=0.0,
+                 help='Multiplier of PCIWeigher, which prefers hosts with '
+                      'fewer free PCI devices: requests without PCI '
+                      'devices stay off PCI hosts, and requests with them '
+                      'stack on the hosts with the fewest, keeping large '
+                      'pools whole. Must be positive (0 is rejected at '
+                      'start-up). Related options: [pci] alias.'),
+    cfg.FloatOpt('hypervisor_version_weight_multiplier',
+                 default=1.0,
+                 help='Multiplier of HypervisorVersionWeigher. Positive '
+                      'prefers hosts with the newest hypervisor_version, '
+                      'negative the oldest. 0 is rejected at start-up.'),
+    cfg.IntOpt('max_io_ops_per_host',
+               default=8, min=0,
+               help='IoOpsFilter passes only hosts whose tracker reports '
+                    'fewer than this many I/O-heavy operations in progress '
+                    '(current_workload). Related options: '
+                    'io_ops_weight_multiplier.'),
+    cfg.IntOpt('max_instances_per_host',
+               default=50, min=1,
+               help='NumInstancesFilter passes only hosts running fewer '
+                    'than this many instances (running_vms, as last '
+                    'reported by the tracker). Related options: '
+                    'num_instances_weight_multiplier.'),
+    cfg.ListOpt('isolated_images',
+                default=[],
+                help='Image IDs that IsolatedHostsFilter allows only on '
+                     'isolated_hosts. Related options: isolated_hosts, '
+                     'restrict_isolated_hosts_to_isolated_images.'),
+    cfg.ListOpt('isolated_hosts',
+                default=[],
+                help='Host names reserved by IsolatedHostsFilter for the '
+                     'isolated_images. Related options: isolated_images, '
+                     'restrict_isolated_hosts_to_isolated_images.'),
+    cfg.BoolOpt('restrict_isolated_hosts_to_isolated_images',
+                default=True,
+                help='If true, IsolatedHostsFilter keeps every other image '
+                     '(and volume-backed requests) off isolated_hosts too; '
+                     'if false, other images may also use them. Related '
+                     'options: isolated_images, isolated_hosts.'),
 ]
 
 

@@ -6,6 +6,10 @@
 * Per-host filters override ``host_passes(host, request)``; the driver
   calls it only on hosts that survived every vectorized filter.
 
+A per-host filter may override ``applies_to(request)`` to return False when
+the request asks nothing of it (no hint, no extra spec): every host then
+passes without a ``host_passes`` call.
+
 ``explain(table, request, removed_rows)`` may return a short detail for
 NoValidHost diagnoses (e.g. which resource class was short).
 """
@@ -32,10 +36,15 @@ class BaseFilter:
     def host_passes(self, host, request):
         raise NotImplementedError
 
+    def applies_to(self, request):
+        return True
+
     def mask_for(self, table, request, alive_rows):
         """Mask over all rows; per-host filters only visit ``alive_rows``."""
         if self.vectorized:
             return self.filter_all(table, request)
+        if not self.applies_to(request):
+            return np.ones(table.size, dtype=bool)
         mask = np.zeros(table.size, dtype=bool)
         for row in alive_rows:
             mask[row] = bool(self.host_passes(table.view(int(row)), request))

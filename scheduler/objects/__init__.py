@@ -11,6 +11,7 @@ from scheduler.objects.aggregate import Aggregate  # noqa: F401
 from scheduler.objects.base import SchedulerObjectSerializer  # noqa: F401
 from scheduler.objects.compute_node import ComputeNode  # noqa: F401
 from scheduler.objects.instance_info import InstanceInfo  # noqa: F401
+from scheduler.objects.notification import SelectDestinationsPayload  # noqa: F401,E501
 from scheduler.objects.request_spec import Destination  # noqa: F401
 from scheduler.objects.request_spec import Flavor  # noqa: F401
 from scheduler.objects.request_spec import ImageMeta  # noqa: F401

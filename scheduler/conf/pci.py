@@ -1,0 +1,36 @@
+"""[pci] options: the PCI aliases flavors request devices by."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup('pci', title='PCI passthrough options')
+
+pci_opts = [
+    cfg.MultiStrOpt('alias',
+                    default=[],
+                    help='A PCI alias: a JSON object naming a kind of '
+                         'device that flavors request with the extra spec '
+                         '"pci_passthrough:alias" = "<name>:<count>[,...]". '
+                         'Repeat the option for several aliases, e.g.\n\n'
+                         '  alias = {"name": "fast-nic", "vendor_id": '
+                         '"8086", "product_id": "154d"}\n\n'
+                         'Keys: "name" (required); "vendor_id" and '
+                         '"product_id" (hexadecimal, as the tracker reports '
+                         'them); "device_type" ("type-PCI", "type-PF" or '
+                         '"type-VF", matched against the pool\'s dev_type); '
+                         '"numa_policy" (accepted, not used by the '
+                         'scheduler); any other key is a tag the device '
+                         'pool must carry with the same value. Several '
+                         'entries with the same name mean any of them may '
+                         'satisfy the request. Invalid JSON or a missing '
+                         'name stops the service at start-up. Used by '
+                         'PciPassthroughFilter.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(pci_opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: pci_opts}

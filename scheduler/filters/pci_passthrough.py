@@ -1,0 +1,35 @@
+"""PciPassthroughFilter: hosts with the PCI devices the flavor asks for.
+
+The flavor extra spec ``pci_passthrough:alias`` = ``"gpu:2, nic:1"``
+requests devices by the aliases of ``[pci] alias``. A host passes when
+its ``pci_device_pools`` hold, at the same time, enough devices matching
+each alias (vendor, product, device type and any other tag; see
+``scheduler.pci``). Flavors without the extra spec pass everywhere; an
+unknown alias raises ``InvalidField`` for the request.
+"""
+
+from scheduler import pci
+from scheduler.filters import base
+
+
+class PciPassthroughFilter(base.BaseFilter):
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        self.aliases = pci.parse_aliases(conf.pci.alias)
+
+    def _requests(self, request):
+        return request.derived(
+            'pci.requests', lambda: pci.parse_requests(
+                request.spec.flavor.extra_specs, self.aliases))
+
+    def applies_to(self, request):
+        return bool(self._requests(request))
+
+    def host_passes(self, host, request):
+        return pci.can_satisfy(pci.host_pools(host.attributes),
+                               self._requests(request))
+
+    def explain(self, table, request, removed_rows):
+        return 'not enough free PCI devices for %s' % ', '.join(
+            '%s:%d' % (r.alias, r.count) for r in self._requests(request))

@@ -1,0 +1,71 @@
+"""Versioned notifications about scheduling decisions (oslo.messaging).
+
+Off by default. Enable with ``[oslo_messaging_notifications] driver =
+messagingv2``; they go to ``[oslo_messaging_notifications] topics``
+(default ``notifications``) on ``[oslo_messaging_notifications]
+transport_url`` (default: the RPC one). Events:
+``scheduler.select_destinations.start``, ``.end`` (chosen hosts,
+duration) and ``.error`` (the exception's class and message).
+"""
+
+import time
+
+import oslo_messaging
+from oslo_log import log as logging
+
+from scheduler import objects
+
+LOG = logging.getLogger(__name__)
+
+EVENT = 'scheduler.select_destinations'
+
+
+class SelectDestinationsNotifier:
+
+    def __init__(self, conf, host):
+        self.enabled = bool(conf.oslo_messaging_notifications.driver)
+        self._notifier = None
+        if self.enabled:
+            transport = oslo_messaging.get_notification_transport(conf)
+            self._notifier = oslo_messaging.Notifier(
+                transport, publisher_id='scheduler.%s' % host,
+                serializer=objects.SchedulerObjectSerializer())
+
+    def _payload(self, ctxt, spec, consumers, **extra):
+        return objects.SelectDestinationsPayload(
+            request_id=getattr(ctxt, 'request_id', None),
+            project_id=spec.get('project_id'),
+            num_instances=len(consumers) if consumers
+            else spec.get('num_instances', 1),
+            flavor=spec.get('flavor'),
+            availability_zone=spec.get('availability_zone'),
+            instance_uuids=list(consumers or []), **extra)
+
+    def _emit(self, ctxt, priority, suffix, payload):
+        try:
+            getattr(self._notifier, priority)(ctxt, '%s.%s' % (EVENT, suffix),
+                                              payload)
+        except Exception:
+            # a notification must never fail a scheduling decision
+            LOG.exception('Could not send %s.%s', EVENT, suffix)
+
+    def wrap(self, ctxt, spec, consumers, decide):
+        """Run ``decide()`` between .start and .end (or .error)."""
+        if not self.enabled:
+            return decide()
+        started = time.monotonic()
+        self._emit(ctxt, 'info', 'start',
+                   self._payload(ctxt, spec, consumers))
+        try:
+            selections = decide()
+        except Exception as exc:
+            self._emit(ctxt, 'error', 'error', self._payload(
+                ctxt, spec, consumers, error=str(exc),
+                error_class=type(exc).__name__,
+                duration_ms=(time.monotonic() - started) * 1000))
+            raise
+        self._emit(ctxt, 'info', 'end', self._payload(
+            ctxt, spec, [s[0].instance_uuid for s in selections],
+            hosts=[s[0].host for s in selections],
+            duration_ms=(time.monotonic() - started) * 1000))
+        return selections
