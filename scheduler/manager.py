@@ -175,6 +175,16 @@ class SchedulerManager:
             return
         db_instances.delete_instance(self.db, host, instance_uuid)
 
+    def build_failed(self, ctxt, name=None):
+        try:
+            host, node = parse_name(name)
+        except exception.InvalidRequest as exc:
+            LOG.warning('Rejected build_failed: %s', exc)
+            return
+        node = None if isinstance(name, str) else node
+        if not db_providers.record_build_failure(self.db, host, node):
+            LOG.warning('build_failed for unknown host %r', name)
+
 
 def _object_list(value, cls, field):
     """One object or a list of them, all of class ``cls``."""

@@ -30,12 +30,13 @@ class RequestState:
     group: object = None
     same_hosts: set = None
     different_hosts: set = None
+    # what plugins derive once per request, see derived()
+    _derived: dict = dataclasses.field(default_factory=dict, repr=False,
+                                       compare=False)
 
     @property
     def hints(self):
         return self.spec.get('scheduler_hints') or {}
-    _derived: dict = dataclasses.field(default_factory=dict, repr=False,
-                                       compare=False)
 
     def derived(self, key, compute):
         """``compute()`` the first time ``key`` is asked for, then the same

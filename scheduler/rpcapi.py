@@ -6,7 +6,8 @@ API version history:
   ``update_resource_stats`` (cast).
 * 1.1 - Added ``delete_allocations`` and ``sync_instance_info`` (casts).
 * 1.2 - Added ``update_aggregates``, ``delete_aggregate``,
-  ``update_instance_info`` and ``delete_instance_info`` (casts).
+  ``update_instance_info``, ``delete_instance_info`` and ``build_failed``
+  (casts).
 
 Never rename a method or change an argument's meaning; add a minor version
 for every new method or argument, and keep the server accepting every
@@ -82,3 +83,7 @@ class SchedulerAPI:
         cctxt = self._prepare('1.2', 'delete_instance_info')
         cctxt.cast(ctxt, 'delete_instance_info', host=host,
                    instance_uuid=instance_uuid)
+
+    def build_failed(self, ctxt, name):
+        cctxt = self._prepare('1.2', 'build_failed')
+        cctxt.cast(ctxt, 'build_failed', name=name)

@@ -101,6 +101,14 @@ class SchedulerClient:
     def delete_instance_info(self, ctxt, host, instance_uuid):
         self.api.delete_instance_info(ctxt, host, instance_uuid)
 
+    def build_failed(self, ctxt, name):
+        """A build failed on ``name`` (host or ``(host, node)``);
+        BuildFailureWeigher steers requests away until the host's tracker
+        reports ``failed_builds: 0`` in its stats."""
+        host, node = manager.parse_name(name)
+        self.api.build_failed(ctxt, host if isinstance(name, str)
+                              else [host, node])
+
     def close(self):
         if self._owns_transport:
             self.transport.cleanup()

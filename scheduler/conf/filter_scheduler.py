@@ -1,4 +1,5 @@
-"""[filter_scheduler] options: which plugins run and how they weigh."""
+"""[filter_scheduler] options: which plugins run, how weighers count,
+and the limits individual filters apply."""
 
 from oslo_config import cfg
 
@@ -7,14 +8,21 @@ GROUP = cfg.OptGroup('filter_scheduler', title='Filter scheduler options')
 filter_scheduler_opts = [
     cfg.ListOpt('enabled_filters',
                 default=['ComputeFilter', 'AvailabilityZoneFilter',
-                         'ResourceFitFilter'],
+                         'ResourceFitFilter', 'ComputeCapabilitiesFilter',
+                         'ImagePropertiesFilter',
+                         'ServerGroupAntiAffinityFilter',
+                         'ServerGroupAffinityFilter', 'SameHostFilter',
+                         'DifferentHostFilter'],
                 help='Filters run for every request, in this order, by '
                      'entry point name in the "scheduler.filters" '
                      'namespace. An unknown or repeated name stops the '
                      'service at start-up. Vectorized filters run over all '
                      'hosts; per-host filters run only on the survivors.'),
     cfg.ListOpt('enabled_weighers',
-                default=['RAMWeigher', 'CPUWeigher'],
+                default=['RAMWeigher', 'CPUWeigher', 'DiskWeigher',
+                         'ServerGroupSoftAffinityWeigher',
+                         'ServerGroupSoftAntiAffinityWeigher',
+                         'BuildFailureWeigher'],
                 help='Weighers applied to the hosts that pass the filters, '
                      'by entry point name in the "scheduler.weighers" '
                      'namespace. Each weight is normalized to 0..1 and '
@@ -108,11 +116,44 @@ filter_scheduler_opts = [
                      '(and volume-backed requests) off isolated_hosts too; '
                      'if false, other images may also use them. Related '
                      'options: isolated_images, isolated_hosts.'),
+    cfg.StrOpt('aggregate_image_properties_isolation_namespace',
+               help='Prefix of the aggregate metadata keys that '
+                    'AggregateImagePropertiesIsolation compares with image '
+                    'properties. Unset: every metadata key is compared. '
+                    'Related options: '
+                    'aggregate_image_properties_isolation_separator.'),
+    cfg.StrOpt('aggregate_image_properties_isolation_separator',
+               default='.',
+               help='Separator between the namespace and the property name '
+                    'in aggregate metadata keys, e.g. "os.hw_architecture" '
+                    'with namespace "os".'),
+    cfg.FloatOpt('soft_affinity_weight_multiplier',
+                 default=1.0, min=0.0,
+                 help='Multiplier of ServerGroupSoftAffinityWeigher: how '
+                      'strongly hosts already running members of a '
+                      'soft-affinity group are preferred. Must be '
+                      'positive.'),
+    cfg.FloatOpt('soft_anti_affinity_weight_multiplier',
+                 default=1.0, min=0.0,
+                 help='Multiplier of ServerGroupSoftAntiAffinityWeigher: '
+                      'how strongly hosts without members of a '
+                      'soft-anti-affinity group are preferred. Must be '
+                      'positive.'),
+    cfg.FloatOpt('build_failure_weight_multiplier',
+                 default=1000000.0,
+                 help='Multiplier of BuildFailureWeigher: hosts with recent '
+                      'failed builds (reported with the client\'s '
+                      'build_failed) sink by this much per failure, after '
+                      'normalization. The large default moves them behind '
+                      'every healthy host.'),
 ]
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
+    # A fresh group each time: register_group copies it shallowly, so
+    # registering the module's GROUP would share one option table, and
+    # every set_override, between all ConfigOpts of the process.
+    conf.register_group(cfg.OptGroup(GROUP.name, title=GROUP.title))
     conf.register_opts(filter_scheduler_opts, group=GROUP)
 
 

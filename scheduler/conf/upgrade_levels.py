@@ -14,7 +14,10 @@ upgrade_levels_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
+    # A fresh group each time: register_group copies it shallowly, so
+    # registering the module's GROUP would share one option table, and
+    # every set_override, between all ConfigOpts of the process.
+    conf.register_group(cfg.OptGroup(GROUP.name, title=GROUP.title))
     conf.register_opts(upgrade_levels_opts, group=GROUP)
 
 

@@ -33,6 +33,8 @@ providers = sa.Table(
     sa.Column('reported_at', sa.DateTime, nullable=True),
     sa.Column('created_at', sa.DateTime, nullable=False),
     sa.Column('attributes', sa.Text, nullable=True),
+    sa.Column('failed_builds', sa.Integer, nullable=False, default=0,
+              server_default='0'),
     sa.UniqueConstraint('host', 'nodename', name='uniq_providers0host0node'),
 )
 

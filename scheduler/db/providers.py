@@ -103,6 +103,7 @@ def _record(session, node, reported_at, ratio_defaults, now):
         .where(P.c.host == node.host, P.c.nodename == node.nodename)
         .with_for_update()).first()
     values = {
+        **_failed_builds(node),
         'disabled': bool(node.disabled),
         'availability_zone': node.get('availability_zone'),
         'reported_at': reported_at,
@@ -128,6 +129,33 @@ def _record(session, node, reported_at, ratio_defaults, now):
     return True
 
 
+def _failed_builds(node):
+    """A tracker may reset (or set) the failed-build count in its stats."""
+    value = node.get('stats', {}).get('failed_builds')
+    try:
+        return {'failed_builds': max(int(value), 0)}
+    except (TypeError, ValueError):
+        return {}
+
+
+@db_api.retry_on_deadlock
+def record_build_failure(db, host, node=None):
+    """Count one failed build on ``host`` (all its nodes if no node)."""
+    with db.writer() as session:
+        query = sa.select(P.c.id).where(P.c.host == host)
+        if node:
+            query = query.where(P.c.nodename == node)
+        ids = sorted(session.execute(query).scalars().all())
+        for provider_id in ids:
+            session.execute(sa.update(P).where(P.c.id == provider_id)
+                            .values(failed_builds=P.c.failed_builds + 1))
+        if ids:
+            seq = db_api.next_change_seq(session)
+            session.execute(sa.update(P).where(P.c.id.in_(ids))
+                            .values(change_seq=seq))
+        return len(ids)
+
+
 def _write_inventories(session, provider_id, inventories):
     for rc, inv in sorted(inventories.items()):
         updated = session.execute(
@@ -149,7 +177,7 @@ def load_changes(db, since=None, provider_ids=None):
     query = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
                       P.c.generation, P.c.change_seq, P.c.disabled,
                       P.c.availability_zone, P.c.reported_at,
-                      P.c.attributes)
+                      P.c.attributes, P.c.failed_builds)
     if provider_ids is not None:
         query = query.where(P.c.id.in_(list(provider_ids)))
     elif since is not None:

@@ -196,7 +196,7 @@ class FilterScheduler:
         total = np.zeros(len(rows), dtype=np.float64)
         for weigher in self.weighers:
             raw = weigher.weigh_all(table, rows, request)
-            total += weigher.multiplier * normalize(raw)
+            total += weigher.multipliers(table, rows) * normalize(raw)
         # a jitter far below any real weight difference shuffles ties
         total += self.rng.random(len(rows)) * 1e-9
         wanted = min(wanted, len(rows))

@@ -27,7 +27,8 @@ _SCOPE = 'capabilities'
 def _requirements(request):
     """[(path, requirement, only_if_reported)] of the flavor's specs."""
     wanted = []
-    for key, text in sorted(request.spec.flavor.extra_specs.items()):
+    extra_specs = request.spec.flavor.get('extra_specs') or {}
+    for key, text in sorted(extra_specs.items()):
         path = key.split(':')
         if len(path) == 1:
             wanted.append((path, extra_specs_ops.parse(text), True))

@@ -100,8 +100,7 @@ def _check(query):
 
 def parse_query(request):
     """The query hint of ``request``, decoded and checked, or None."""
-    hints = request.spec.get('scheduler_hints') or {}
-    values = hints.get('query') or []
+    values = request.hints.get('query') or []
     if not values:
         return None
     if len(values) != 1:

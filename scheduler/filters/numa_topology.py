@@ -100,7 +100,7 @@ def _explicit_cells(specs, nodes, vcpus, memory_mb):
 
 def guest_topology(flavor):
     """(dedicated, [GuestCell]) of ``flavor``, or None without topology."""
-    specs = flavor.extra_specs
+    specs = flavor.get('extra_specs') or {}
     policy = specs.get('hw:cpu_policy', 'shared')
     if policy not in ('shared', 'dedicated'):
         raise _invalid('hw:cpu_policy', 'expected shared or dedicated, '

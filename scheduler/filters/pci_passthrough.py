@@ -21,7 +21,7 @@ class PciPassthroughFilter(base.BaseFilter):
     def _requests(self, request):
         return request.derived(
             'pci.requests', lambda: pci.parse_requests(
-                request.spec.flavor.extra_specs, self.aliases))
+                request.spec.flavor.get('extra_specs'), self.aliases))
 
     def applies_to(self, request):
         return bool(self._requests(request))

@@ -16,7 +16,7 @@ _DEFAULT_CIDR = '/24'
 
 
 def _hint(request, name):
-    values = (request.spec.get('scheduler_hints') or {}).get(name) or []
+    values = request.hints.get(name) or []
     return values[0] if values else None
 
 

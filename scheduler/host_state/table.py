@@ -63,6 +63,7 @@ class HostTable:
         self.disabled = np.zeros(self._allocated, dtype=bool)
         self.reported_at = np.zeros(self._allocated, dtype=np.float64)
         self.az = np.zeros(self._allocated, dtype=np.int32)
+        self.failed_builds = np.zeros(self._allocated, dtype=np.int64)
         self.resources = {rc: _ResourceColumns(self._allocated)
                           for rc in rcs.STANDARD}
         self.hosts = []
@@ -103,7 +104,7 @@ class HostTable:
 
     def _grow(self, size):
         for name in ('provider_id', 'generation', 'disabled',
-                     'reported_at', 'az'):
+                     'reported_at', 'az', 'failed_builds'):
             old = getattr(self, name)
             new = np.zeros(size, dtype=old.dtype)
             new[:len(old)] = old
@@ -131,6 +132,7 @@ class HostTable:
         if isinstance(attributes, str):
             attributes = json.loads(attributes)
         self.attributes[row] = attributes or {}
+        self.failed_builds[row] = provider.get('failed_builds') or 0
         for name, (column, default) in self._attribute_columns.items():
             column[row] = _number(self.attributes[row].get(name), default)
         inventories = provider.get('inventories', {})

@@ -10,6 +10,7 @@ a traceback, then goes on serving.
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import exception as ovo_exception
+from oslo_versionedobjects import fields as ovo_fields
 
 from scheduler import context as sched_context
 from scheduler import exception
@@ -43,6 +44,25 @@ class SchedulerObject(ovo_base.VersionedObject,
             except (ValueError, TypeError) as exc:
                 raise exception.InvalidField(
                     field='%s.%s' % (path, key), reason=str(exc))
+        return self
+
+    def obj_complete(self, path):
+        """Give every unset field its default (or None if nullable), here
+        and in sub-objects, so no reader meets "Cannot load"; a required
+        field left unset raises ``InvalidField`` naming ``path.field``.
+        """
+        for name, field in self.fields.items():
+            if self.obj_attr_is_set(name):
+                value = getattr(self, name)
+                if isinstance(value, SchedulerObject):
+                    value.obj_complete('%s.%s' % (path, name))
+            elif field.default is not ovo_fields.UnspecifiedDefault:
+                self.obj_set_defaults(name)
+            elif field.nullable:
+                setattr(self, name, None)
+            else:
+                raise exception.InvalidField(field='%s.%s' % (path, name),
+                                             reason='missing')
         return self
 
     def get(self, name, default=None):

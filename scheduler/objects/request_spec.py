@@ -120,14 +120,8 @@ def _sub_object(cls, value, path):
         raise exception.InvalidField(
             field=path, reason='expected a dict or %s, got %s' %
             (cls.obj_name(), type(value).__name__))
-    obj = cls().obj_set_from_dict(value, path)
     # a required field left unset would only fail later, in a filter
-    for name, field in cls.fields.items():
-        if (not obj.obj_attr_is_set(name) and not field.nullable
-                and field.default is fields.UnspecifiedDefault):
-            raise exception.InvalidField(field='%s.%s' % (path, name),
-                                         reason='missing')
-    return obj
+    return cls().obj_set_from_dict(value, path).obj_complete(path)
 
 
 @REGISTRY.register

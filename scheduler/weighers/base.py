@@ -1,4 +1,10 @@
-"""The weigher contract: ``weigh_all(table, rows, request) -> floats``."""
+"""The weigher contract: ``weigh_all(table, rows, request) -> floats``.
+
+The multiplier comes from ``[filter_scheduler] <multiplier_option>``; an
+aggregate whose metadata sets the same key (e.g.
+``ram_weight_multiplier=-1.0``) overrides it for its hosts (the smallest
+value wins when several aggregates of a host set it).
+"""
 
 import numpy as np
 
@@ -20,6 +26,26 @@ class BaseWeigher:
 
     def weigh_all(self, table, rows, request):
         raise NotImplementedError
+
+    def multipliers(self, table, rows):
+        """The multiplier of each row: config, or aggregate override."""
+        values = np.full(len(rows), self.multiplier, dtype=np.float64)
+        if not self.multiplier_option:
+            return values
+        overrides = {}
+        for agg in table.aggregates.with_metadata(self.multiplier_option):
+            try:
+                value = float(agg['metadata'][self.multiplier_option])
+            except ValueError:
+                continue  # bad metadata must not break scheduling
+            for host in agg['hosts']:
+                overrides[host] = min(value, overrides.get(host, value))
+        if overrides:
+            for index, row in enumerate(rows):
+                value = overrides.get(table.hosts[row])
+                if value is not None:
+                    values[index] = value
+        return values
 
 
 def normalize(weights):

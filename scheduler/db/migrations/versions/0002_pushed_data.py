@@ -1,4 +1,5 @@
-"""Aggregates, instances per host, server groups and their members.
+"""Aggregates, instances per host, server groups and their members,
+and failed builds per provider.
 
 Revision ID: 0002
 Revises: 0001
@@ -15,6 +16,11 @@ depends_on = None
 
 
 def upgrade():
+    # builds that failed on the provider since its tracker last said
+    # otherwise (BuildFailureWeigher)
+    op.add_column('providers', sa.Column('failed_builds', sa.Integer,
+                                         nullable=False,
+                                         server_default='0'))
     op.create_table(
         'aggregates',
         sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),

@@ -1,0 +1,33 @@
+"""ServerGroupSoftAffinityWeigher and ServerGroupSoftAntiAffinityWeigher.
+
+Soft policies are preferences, not rules: hosts running more members of
+the request's soft-affinity group weigh more; for soft-anti-affinity,
+hosts running fewer members weigh more. Members placed earlier in the same
+request count too. Requests of other policies get equal weights.
+"""
+
+import numpy as np
+
+from scheduler.weighers import base
+
+
+def _members(table, rows, request, policy):
+    group = request.group
+    if group is None or group.policy != policy:
+        return np.zeros(len(rows))
+    return np.array([group.hosts[table.hosts[r]] for r in rows],
+                    dtype=np.float64)
+
+
+class ServerGroupSoftAffinityWeigher(base.BaseWeigher):
+    multiplier_option = 'soft_affinity_weight_multiplier'
+
+    def weigh_all(self, table, rows, request):
+        return _members(table, rows, request, 'soft-affinity')
+
+
+class ServerGroupSoftAntiAffinityWeigher(base.BaseWeigher):
+    multiplier_option = 'soft_anti_affinity_weight_multiplier'
+
+    def weigh_all(self, table, rows, request):
+        return -_members(table, rows, request, 'soft-anti-affinity')
