@@ -12,37 +12,67 @@ import sqlalchemy as sa
 
 from scheduler.db import api as db_api
 from scheduler.db import models
+from scheduler.db import ratios
 
 AGG = models.aggregates
 
 
 @db_api.retry_on_deadlock
 def save_aggregates(db, aggregates):
+    """Create or replace aggregates; re-derive allocation ratios of the
+    hosts that gain or lose a ratio-setting aggregate."""
     with db.writer() as session:
-        seq = db_api.next_change_seq(session)
+        uuids = sorted(a.uuid for a in aggregates)
+        rerated = _ratio_hosts(session, uuids)
         for agg in sorted(aggregates, key=lambda a: a.uuid):
+            metadata = agg.get('metadata', {})
+            hosts = sorted(agg.get('hosts', []))
+            if ratios.has_ratio(metadata):
+                rerated.update(hosts)
             values = {'name': agg.get('name'),
-                      'metadata_json': json.dumps(agg.get('metadata', {}),
-                                                  sort_keys=True),
-                      'hosts_json': json.dumps(sorted(agg.get('hosts',
-                                                              []))),
-                      'deleted': False, 'change_seq': seq}
+                      'metadata_json': json.dumps(metadata, sort_keys=True),
+                      'hosts_json': json.dumps(hosts), 'deleted': False,
+                      'change_seq': 0}
             updated = session.execute(sa.update(AGG).where(
                 AGG.c.uuid == agg.uuid).values(**values)).rowcount
             if not updated:
                 session.execute(sa.insert(AGG).values(uuid=agg.uuid,
                                                       **values))
+        _stamp(session, uuids, ratios.recompute_hosts(session, rerated))
+
+
+def _ratio_hosts(session, uuids):
+    """Hosts of these aggregates as stored, if they set a ratio."""
+    hosts = set()
+    for row in session.execute(sa.select(AGG).where(AGG.c.uuid.in_(uuids))):
+        if ratios.has_ratio(json.loads(row.metadata_json)):
+            hosts.update(json.loads(row.hosts_json))
+    return hosts
+
+
+def _stamp(session, uuids, provider_ids):
+    """Last, as in every writer: bump the counter, stamp what changed."""
+    seq = db_api.next_change_seq(session)
+    session.execute(sa.update(AGG).where(AGG.c.uuid.in_(uuids))
+                    .values(change_seq=seq))
+    if provider_ids:
+        session.execute(sa.update(models.providers).where(
+            models.providers.c.id.in_(provider_ids)).values(change_seq=seq))
 
 
 @db_api.retry_on_deadlock
 def delete_aggregate(db, aggregate_uuid):
     """Tombstone an aggregate; returns False if it was unknown."""
     with db.writer() as session:
-        seq = db_api.next_change_seq(session)
-        return bool(session.execute(sa.update(AGG).where(
+        rerated = _ratio_hosts(session, [aggregate_uuid])
+        found = session.execute(sa.update(AGG).where(
             AGG.c.uuid == aggregate_uuid, AGG.c.deleted == sa.false())
             .values(deleted=True, hosts_json='[]', metadata_json='{}',
-                    change_seq=seq)).rowcount)
+                    change_seq=0)).rowcount
+        if found:
+            _stamp(session, [aggregate_uuid],
+                   ratios.recompute_hosts(session, rerated))
+        return bool(found)
 
 
 def load_aggregate_changes(db, since=None):

@@ -51,6 +51,10 @@ inventories = sa.Table(
     sa.Column('max_unit', sa.BigInteger, nullable=False),
     sa.Column('step_size', sa.BigInteger, nullable=False, default=1),
     sa.Column('allocation_ratio', sa.Float, nullable=False, default=1.0),
+    # the ratio the tracker asked for; allocation_ratio is the effective
+    # one, which aggregate metadata may override (scheduler.db.ratios)
+    sa.Column('reported_ratio', sa.Float, nullable=False, default=1.0,
+              server_default='1.0'),
     sa.Column('capacity', sa.BigInteger, nullable=False),
     sa.Column('reported_used', sa.BigInteger, nullable=False, default=0),
     sa.Column('claimed', sa.BigInteger, nullable=False, default=0),

@@ -21,6 +21,7 @@ from oslo_utils import uuidutils
 from scheduler import resource_classes as rcs
 from scheduler.db import api as db_api
 from scheduler.db import models
+from scheduler.db import ratios
 
 P = models.providers
 INV = models.inventories
@@ -65,7 +66,8 @@ def inventories_from_node(node, defaults):
             'resource_class': rc, 'total': total, 'reserved': reserved,
             'min_unit': 1, 'max_unit': max(total, 0), 'step_size': 1,
             'allocation_ratio': float(alloc_ratio),
-            'capacity': max(int((total - reserved) * alloc_ratio), 0),
+            'reported_ratio': float(alloc_ratio),
+            'capacity': ratios.capacity(total, reserved, alloc_ratio),
             'reported_used': used,
         }
     return rows
@@ -121,8 +123,10 @@ def _record(session, node, reported_at, ratio_defaults, now):
         provider_id = row.id
         session.execute(sa.update(P).where(P.c.id == provider_id).values(
             generation=P.c.generation + 1, **values))
-    _write_inventories(session, provider_id,
-                       inventories_from_node(node, ratio_defaults))
+    inventories = inventories_from_node(node, ratio_defaults)
+    ratios.apply_overrides(inventories, ratios.aggregate_ratios(
+        session, [node.host]).get(node.host, {}))
+    _write_inventories(session, provider_id, inventories)
     seq = db_api.next_change_seq(session)
     session.execute(sa.update(P).where(P.c.id == provider_id)
                     .values(change_seq=seq))

@@ -1,5 +1,5 @@
 """Aggregates, instances per host, server groups and their members,
-and failed builds per provider.
+failed builds per provider, and the ratio each tracker reported.
 
 Revision ID: 0002
 Revises: 0001
@@ -21,6 +21,12 @@ def upgrade():
     op.add_column('providers', sa.Column('failed_builds', sa.Integer,
                                          nullable=False,
                                          server_default='0'))
+    # the tracker's own ratio, kept apart from the effective one that
+    # aggregate metadata may override
+    op.add_column('inventories', sa.Column('reported_ratio', sa.Float,
+                                           nullable=False,
+                                           server_default='1.0'))
+    op.execute('UPDATE inventories SET reported_ratio = allocation_ratio')
     op.create_table(
         'aggregates',
         sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),

@@ -1,0 +1,95 @@
+"""Effective allocation ratios: aggregate metadata overrides the tracker.
+
+An aggregate whose metadata sets ``cpu_allocation_ratio``,
+``ram_allocation_ratio`` or ``disk_allocation_ratio`` imposes that ratio on
+its hosts (the smallest one when several aggregates of a host set it);
+otherwise the ratio is the tracker's (``inventories.reported_ratio``).
+The effective ratio is written to ``inventories.allocation_ratio`` and
+``capacity`` in the database, because the claim transaction re-checks
+capacity in SQL: planner and claim must agree on it.
+"""
+
+import json
+
+import sqlalchemy as sa
+
+from scheduler import resource_classes as rcs
+from scheduler.db import models
+
+AGG = models.aggregates
+INV = models.inventories
+P = models.providers
+
+RATIO_KEYS = {rcs.VCPU: 'cpu_allocation_ratio',
+              rcs.MEMORY_MB: 'ram_allocation_ratio',
+              rcs.DISK_GB: 'disk_allocation_ratio'}
+
+
+def has_ratio(metadata):
+    return any(key in metadata for key in RATIO_KEYS.values())
+
+
+def aggregate_ratios(session, hosts):
+    """host -> {resource class: ratio} imposed by aggregates."""
+    hosts = set(hosts)
+    found = {}
+    rows = session.execute(sa.select(AGG.c.metadata_json, AGG.c.hosts_json)
+                           .where(AGG.c.deleted == sa.false(),
+                                  AGG.c.metadata_json.like(
+                                      '%allocation_ratio%'))).all()
+    for metadata_json, hosts_json in rows:
+        metadata = json.loads(metadata_json)
+        members = hosts & set(json.loads(hosts_json))
+        for rc, key in RATIO_KEYS.items():
+            try:
+                ratio = float(metadata[key])
+            except (KeyError, ValueError):
+                continue
+            if ratio <= 0:
+                continue
+            for host in members:
+                current = found.setdefault(host, {}).get(rc)
+                found[host][rc] = ratio if current is None else min(
+                    current, ratio)
+    return found
+
+
+def capacity(total, reserved, ratio):
+    return max(int((total - reserved) * ratio), 0)
+
+
+def apply_overrides(inventories, overrides):
+    """Set allocation_ratio/capacity of inventory dicts from overrides."""
+    for rc, inv in inventories.items():
+        ratio = overrides.get(rc, inv['reported_ratio'])
+        inv['allocation_ratio'] = float(ratio)
+        inv['capacity'] = capacity(inv['total'], inv['reserved'], ratio)
+    return inventories
+
+
+def recompute_hosts(session, hosts):
+    """Re-derive ratios and capacities of every provider on ``hosts``.
+
+    Locks the providers first (the writers' lock order); returns their ids
+    so the caller stamps them with the change counter.
+    """
+    if not hosts:
+        return []
+    providers = session.execute(sa.select(P.c.id, P.c.host).where(
+        P.c.host.in_(sorted(hosts))).order_by(P.c.id)).all()
+    for provider_id, _ in providers:
+        session.execute(sa.update(P).where(P.c.id == provider_id)
+                        .values(generation=P.c.generation + 1))
+    overrides = aggregate_ratios(session, hosts)
+    host_of = dict(providers)
+    rows = session.execute(sa.select(INV).where(
+        INV.c.provider_id.in_(list(host_of)),
+        INV.c.resource_class.in_(list(RATIO_KEYS)))).all()
+    for row in rows:
+        ratio = overrides.get(host_of[row.provider_id], {}).get(
+            row.resource_class, row.reported_ratio)
+        new_capacity = capacity(row.total, row.reserved, ratio)
+        if (new_capacity, ratio) != (row.capacity, row.allocation_ratio):
+            session.execute(sa.update(INV).where(INV.c.id == row.id).values(
+                allocation_ratio=ratio, capacity=new_capacity))
+    return list(host_of)
