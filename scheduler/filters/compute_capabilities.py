@@ -16,9 +16,9 @@ Example: ``capabilities:cpu_info:arch = x86_64`` or
 ``capabilities:hypervisor_version = >= 6000000``.
 """
 
-import json
 
 from scheduler.filters import base
+from scheduler.filters import host_values
 from scheduler.filters import extra_specs_ops
 
 _SCOPE = 'capabilities'
@@ -42,16 +42,7 @@ def _lookup(attributes, path):
     value = attributes.get(path[0])
     if value is None:
         value = (attributes.get('stats') or {}).get(path[0])
-    for name in path[1:]:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                return None
-        if not isinstance(value, dict):
-            return None
-        value = value.get(name)
-    return value
+    return host_values.descend(value, path[1:])
 
 
 def _reported(attributes, name):

@@ -34,6 +34,7 @@ import operator
 from scheduler import exception
 from scheduler import resource_classes as rcs
 from scheduler.filters import base
+from scheduler.filters import host_values
 
 _FIELD = 'scheduler_hints.query'
 
@@ -118,16 +119,7 @@ def _variable(host, name):
     path = name[1:].split('.')
     value = _HOST_VALUES.get(path[0])
     value = value(host) if value else host.attributes.get(path[0])
-    for key in path[1:]:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                return None
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
+    return host_values.descend(value, path[1:])
 
 
 def _evaluate(query, host):
