@@ -148,7 +148,10 @@ class SchedulerManager:
         db_aggregates.save_aggregates(self.db, aggregates)
 
     def delete_aggregate(self, ctxt, aggregate=None):
-        uuid = getattr(aggregate, 'uuid', aggregate)
+        # .get: an Aggregate without a uuid must not raise here
+        uuid = (aggregate.get('uuid') if isinstance(aggregate,
+                                                    objects.Aggregate)
+                else aggregate)
         if not uuidutils.is_uuid_like(uuid):
             LOG.warning('Rejected delete_aggregate: %r is neither an '
                         'Aggregate nor its UUID', aggregate)
@@ -187,7 +190,8 @@ class SchedulerManager:
 
 
 def _object_list(value, cls, field):
-    """One object or a list of them, all of class ``cls``."""
+    """One object or a list of them, all of class ``cls`` and complete
+    (a required field left unset, such as ``uuid``, is refused)."""
     items = value if isinstance(value, (list, tuple)) else [value]
     for index, item in enumerate(items):
         if not isinstance(item, cls):
@@ -195,4 +199,5 @@ def _object_list(value, cls, field):
                 field='%s[%d]' % (field, index),
                 reason='expected %s, got %s' % (cls.obj_name(),
                                                 type(item).__name__))
+        item.obj_complete('%s[%d]' % (field, index))
     return list(items)

@@ -62,7 +62,7 @@ def check_database(conf):
         finally:
             database.dispose()
 
-    version = _retry(conf, ('database', _redact(url)), probe)
+    version = _retry(conf, ('database', redact(url)), probe)
     head = migration.head_revision()
     if version != head:
         raise exception.InvalidRequest(
@@ -102,16 +102,17 @@ def check_broker(conf):
                 connection.connect()
                 return
             except Exception as exc:
-                errors.append('%s: %s' % (_redact(url), exc))
+                errors.append('%s: %s' % (redact(url), exc))
             finally:
                 connection.release()
         raise ConnectionError('; '.join(errors))
 
-    _retry(conf, ('message broker', _redact(conf.transport_url or urls[0])),
+    _retry(conf, ('message broker', redact(conf.transport_url or urls[0])),
            probe)
 
 
-def _redact(url):
+def redact(url):
+    """``url`` with its password replaced by ``***``."""
     if not url or '@' not in url or '://' not in url:
         return url
     scheme, rest = url.split('://', 1)

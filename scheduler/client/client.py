@@ -6,6 +6,7 @@ call, not from a line in the scheduler's log.
 """
 
 from oslo_utils import timeutils
+from oslo_utils import uuidutils
 
 from scheduler import conf as sched_conf
 from scheduler import exception
@@ -86,8 +87,10 @@ class SchedulerClient:
 
     def delete_aggregate(self, ctxt, aggregate):
         """Forget an aggregate (an ``Aggregate`` or its UUID)."""
-        self.api.delete_aggregate(ctxt, getattr(aggregate, 'uuid',
-                                                aggregate))
+        if isinstance(aggregate, objects.Aggregate):
+            aggregate = aggregate.get('uuid')
+        _check_uuid(aggregate, 'aggregate')
+        self.api.delete_aggregate(ctxt, aggregate)
 
     def update_instance_info(self, ctxt, host, instance_info):
         """What ``host`` runs: ``InstanceInfo`` objects or dicts, one or
@@ -99,6 +102,11 @@ class SchedulerClient:
             for i, info in enumerate(items)])
 
     def delete_instance_info(self, ctxt, host, instance_uuid):
+        """``host`` no longer runs ``instance_uuid``."""
+        if not isinstance(host, str) or not host:
+            raise exception.InvalidField(field='host',
+                                         reason='expected a host name')
+        _check_uuid(instance_uuid, 'instance_uuid')
         self.api.delete_instance_info(ctxt, host, instance_uuid)
 
     def build_failed(self, ctxt, name):
@@ -122,9 +130,17 @@ def _local_copy(remote):
     return remote
 
 
+def _check_uuid(value, field):
+    if not uuidutils.is_uuid_like(value):
+        raise exception.InvalidField(field=field,
+                                     reason='not a UUID: %r' % (value,))
+
+
 def _as_object(cls, value, path):
+    """``value`` (an object or a dict) as a complete ``cls``: the server
+    would only log a warning about a missing required field."""
     if isinstance(value, cls):
-        return value
+        return value.obj_complete(path)
     if not isinstance(value, dict):
         raise exception.InvalidField(
             field=path, reason='expected a dict or %s' % cls.obj_name())
@@ -134,4 +150,4 @@ def _as_object(cls, value, path):
                                                   dict):
         values['flavor'] = objects.Flavor().obj_set_from_dict(
             values['flavor'], path + '.flavor')
-    return obj.obj_set_from_dict(values, path)
+    return obj.obj_set_from_dict(values, path).obj_complete(path)

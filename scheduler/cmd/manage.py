@@ -10,9 +10,13 @@ Exit status: 0 done, 1 not found, 2 usage or connection error.
 import argparse
 import sys
 
+import sqlalchemy.exc
+from oslo_db import exception as db_exc
+
 from scheduler import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
+from scheduler import service
 from scheduler.cmd import output
 from scheduler.db import api as db_api
 from scheduler.db import migration
@@ -160,12 +164,23 @@ def main(argv=None):
         database = db_api.Database(conf, max_retries=0)
     except Exception as exc:
         print('scheduler-manage: cannot reach the database %s: %s' %
-              (conf.database.connection, exc), file=sys.stderr)
+              (service.redact(conf.database.connection), exc),
+              file=sys.stderr)
         return 2
     try:
         return _COMMANDS[(args.group, args.action)](database, args) or 0
     except exception.SchedulerException as exc:
         print('scheduler-manage: %s' % exc, file=sys.stderr)
+        return 2
+    except db_exc.DBNonExistentTable:
+        print('scheduler-manage: the database has no scheduler schema; '
+              'run "scheduler-manage db sync" first', file=sys.stderr)
+        return 2
+    except (db_exc.DBError, sqlalchemy.exc.SQLAlchemyError) as exc:
+        # the engine connects lazily: an unreachable database shows here
+        print('scheduler-manage: cannot use the database %s: %s' % (
+            service.redact(conf.database.connection),
+            str(exc).splitlines()[0]), file=sys.stderr)
         return 2
     finally:
         database.dispose()

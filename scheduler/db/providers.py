@@ -100,10 +100,16 @@ def record_compute_node(db, node, ratio_defaults, now=None):
 
 
 def _record(session, node, reported_at, ratio_defaults, now):
+    # Lock the row by primary key only once it is known to exist: on
+    # MySQL/MariaDB a locking read of a missing row takes a gap lock, and
+    # workers inserting different new hosts deadlock on each other's gaps.
     row = session.execute(
-        sa.select(P.c.id, P.c.reported_at)
-        .where(P.c.host == node.host, P.c.nodename == node.nodename)
-        .with_for_update()).first()
+        sa.select(P.c.id)
+        .where(P.c.host == node.host, P.c.nodename == node.nodename)).first()
+    if row is not None:
+        row = session.execute(
+            sa.select(P.c.id, P.c.reported_at).where(P.c.id == row.id)
+            .with_for_update()).first()
     values = {
         **_failed_builds(node),
         'disabled': bool(node.disabled),
@@ -126,7 +132,7 @@ def _record(session, node, reported_at, ratio_defaults, now):
     inventories = inventories_from_node(node, ratio_defaults)
     ratios.apply_overrides(inventories, ratios.aggregate_ratios(
         session, [node.host]).get(node.host, {}))
-    _write_inventories(session, provider_id, inventories)
+    _write_inventories(session, provider_id, inventories, new=row is None)
     seq = db_api.next_change_seq(session)
     session.execute(sa.update(P).where(P.c.id == provider_id)
                     .values(change_seq=seq))
@@ -160,9 +166,10 @@ def record_build_failure(db, host, node=None):
         return len(ids)
 
 
-def _write_inventories(session, provider_id, inventories):
+def _write_inventories(session, provider_id, inventories, new=False):
     for rc, inv in sorted(inventories.items()):
-        updated = session.execute(
+        # (no UPDATE of rows that cannot exist yet: a gap lock again)
+        updated = not new and session.execute(
             sa.update(INV).where(INV.c.provider_id == provider_id,
                                  INV.c.resource_class == rc)
             .values(**inv)).rowcount

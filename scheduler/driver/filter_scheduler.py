@@ -10,9 +10,16 @@ Phase two: ``claims.claim_resources`` writes the claims of all instances in
 one transaction. A ``ClaimConflict`` (another worker was faster) re-reads
 the providers involved and plans again, up to ``[scheduler]
 claim_retries`` times; then the request fails with ``NoValidHost``.
+
+Tentative claims make a worker's view more pessimistic than the database
+while they are in flight: one that loses its race is dropped again. So when
+no host fits while other requests of this worker hold tentative claims,
+the request waits until those are written or dropped, then plans again,
+rather than answering a NoValidHost the database would not confirm.
 """
 
 import dataclasses
+import threading
 
 import numpy as np
 from oslo_log import log as logging
@@ -40,6 +47,38 @@ class _Plan:
     rows: list
 
 
+class _InFlight:
+    """Requests of this worker whose tentative claims are in the table
+    but not yet written to (or dropped from) the database."""
+
+    WAIT = 10.0
+
+    def __init__(self):
+        self._tokens = set()
+        self._changed = threading.Condition()
+
+    def add(self, token):
+        with self._changed:
+            self._tokens.add(token)
+
+    def done(self, token):
+        with self._changed:
+            self._tokens.discard(token)
+            self._changed.notify_all()
+
+    def snapshot(self):
+        with self._changed:
+            return frozenset(self._tokens)
+
+    def wait(self, tokens):
+        """Wait until none of ``tokens`` is in flight; False on timeout
+        without any of them finishing."""
+        with self._changed:
+            self._changed.wait_for(lambda: not tokens & self._tokens,
+                                   timeout=self.WAIT)
+            return tokens - self._tokens != frozenset()
+
+
 class FilterScheduler:
 
     def __init__(self, conf, db, host_cache, filters, weighers, rng=None):
@@ -52,6 +91,7 @@ class FilterScheduler:
         self.claim_retries = conf.scheduler.claim_retries
         self.rng = rng or np.random.default_rng()
         self.claim_conflicts = 0
+        self._in_flight = _InFlight()
 
     def select_destinations(self, ctxt, spec, instance_uuids=None,
                             return_alternates=False):
@@ -62,11 +102,11 @@ class FilterScheduler:
                          [uuidutils.generate_uuid()
                           for _ in range(spec.num_instances)])
         conflicts = 0
+        token = object()
         for attempt in range(self.claim_retries + 1):
             self.cache.refresh(force=attempt > 0)
-            self._preload(request, consumers)
-            plan = self._plan_locked(request, consumers, return_alternates,
-                                     conflicts)
+            plan = self._plan_settled(request, consumers, return_alternates,
+                                      conflicts, token)
             group = request.group.claim_policy() if request.group else None
             try:
                 claims.claim_resources(self.db, plan.claims, group=group)
@@ -82,6 +122,8 @@ class FilterScheduler:
                 self.cache.reload_providers(
                     {c.provider_id for c in plan.claims})
                 raise
+            finally:
+                self._in_flight.done(token)
         diagnosis = Diagnosis(self.cache.table.size)
         diagnosis.claim_conflicts = conflicts
         diagnosis.note = 'gave up after %d claim attempts' % (conflicts)
@@ -105,24 +147,45 @@ class FilterScheduler:
             request.different_hosts = db_instances.hosts_of(
                 self.db, _uuids(hints['different_host'], 'different_host'))
 
+    def _plan_settled(self, request, consumers, return_alternates,
+                      conflicts, token):
+        """Plan; on NoValidHost, wait for the tentative claims of other
+        requests of this worker to settle and plan again (module doc)."""
+        for _ in range(self.claim_retries):
+            self._preload(request, consumers)
+            try:
+                return self._plan_locked(request, consumers,
+                                         return_alternates, conflicts, token)
+            except exception.NoValidHost as exc:
+                others = getattr(exc, 'in_flight', None)
+                if not others or not self._in_flight.wait(others):
+                    raise
+            self.cache.refresh(force=True)
+        self._preload(request, consumers)
+        return self._plan_locked(request, consumers, return_alternates,
+                                 conflicts, token)
+
     def _plan_locked(self, request, consumers, return_alternates,
-                     conflicts):
+                     conflicts, token):
         with self.cache.lock:
             table = self.cache.table
             diagnosis = Diagnosis(table.size)
             diagnosis.claim_conflicts = conflicts
-            candidates = self._filter(table, request, diagnosis)
             plan = _Plan([], [], [])
             try:
+                candidates = self._filter(table, request, diagnosis)
                 for consumer in consumers:
                     self._place_one(table, request, candidates, consumer,
                                     return_alternates, plan, diagnosis,
                                     len(consumers))
-            except exception.NoValidHost:
-                # forget the tentative claims of this request
-                self.cache.reload_providers(
-                    {c.provider_id for c in plan.claims})
+            except exception.NoValidHost as exc:
+                if plan.claims:  # forget this request's tentative claims
+                    self.cache.reload_providers(
+                        {c.provider_id for c in plan.claims})
+                # whose tentative claims this answer may have counted
+                exc.in_flight = self._in_flight.snapshot()
                 raise
+            self._in_flight.add(token)
             return plan
 
     def _filter(self, table, request, diagnosis):
@@ -157,13 +220,13 @@ class FilterScheduler:
     def _place_one(self, table, request, candidates, consumer,
                    return_alternates, plan, diagnosis, total):
         fitting = candidates[_fit_mask(table, candidates, request.resources)]
-        if request.group is not None and len(fitting):
-            fitting = fitting[request.group.allows(table, fitting)]
+        fitting, group_note = _allowed_by_group(request, table, fitting)
         if not len(fitting):
-            self._no_valid_host(
-                request, diagnosis,
-                note='only %d of %d instances fit, none placed' % (
-                    len(plan.claims), total) if plan.claims else None)
+            notes = ['only %d of %d instances fit, none placed' % (
+                len(plan.claims), total)] if plan.claims else []
+            notes += [group_note] if group_note else []
+            self._no_valid_host(request, diagnosis,
+                                note='; '.join(notes) or None)
         wanted = max(self.host_subset_size,
                      self.max_attempts if return_alternates else 1)
         ranked, weights = self._rank(table, fitting, request, wanted)
@@ -221,6 +284,18 @@ class FilterScheduler:
             is_alternate=is_alternate)
 
 
+def _allowed_by_group(request, table, rows):
+    """The rows the request's group policy allows, and why none if none
+    (or the answer would read "3/3 hosts" and no more)."""
+    if request.group is None or not len(rows):
+        return rows, None
+    allowed = rows[request.group.allows(table, rows)]
+    if len(allowed):
+        return allowed, None
+    return allowed, 'server group %s (%s) rules out the %d host(s) that ' \
+        'fit' % (request.group.uuid, request.group.policy, len(rows))
+
+
 def _group_allows(request, table, row):
     return request.group is None or bool(
         request.group.allows(table, [row])[0])
@@ -241,9 +316,14 @@ def _names(table, rows):
 
 
 def _fit_mask(table, rows, resources):
+    """Rows with room for ``resources`` now (tentative claims included),
+    within each inventory's min_unit/max_unit, as the claim will check."""
     mask = np.ones(len(rows), dtype=bool)
     for rc, amount in resources.items():
-        if rc not in table.resources:
+        columns = table.resources.get(rc)
+        if columns is None:
             return np.zeros(len(rows), dtype=bool)
-        mask &= table.free(rc, rows) >= amount
+        mask &= ((table.free(rc, rows) >= amount)
+                 & (columns.max_unit[rows] >= amount)
+                 & (columns.min_unit[rows] <= amount))
     return mask

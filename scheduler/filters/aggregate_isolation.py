@@ -97,13 +97,18 @@ class AggregateImagePropertiesIsolation(base.BaseFilter):
         mask = np.ones(table.size, dtype=bool)
         if not properties:
             return mask
+        # (host, property) -> union of the values its aggregates allow
+        allowed = {}
         for agg in table.aggregates.by_uuid.values():
             for key, value in agg['metadata'].items():
                 name = self._property(key)
-                wanted = properties.get(name) if name else None
-                if wanted is not None and wanted not in _split(value):
+                if name and properties.get(name) is not None:
                     for host in agg['hosts']:
-                        mask[table.rows_of_host(host)] = False
+                        allowed.setdefault((host, name), set()).update(
+                            _split(value))
+        for (host, name), values in allowed.items():
+            if properties[name] not in values:
+                mask[table.rows_of_host(host)] = False
         return mask
 
     def explain(self, table, request, removed_rows):

@@ -6,21 +6,29 @@ host's aggregates (the smallest if several set it), falling back to the
 ``[filter_scheduler]`` option of the same name. Vectorized.
 """
 
+import math
+
 import numpy as np
 
 from scheduler.filters import base
 
 
 def _limits(table, key, default):
-    limits = np.full(table.size, float(default))
+    # host -> smallest valid value its aggregates set; it replaces the
+    # default (it may be higher), it is not merely capped by it
+    smallest = {}
     for agg in table.aggregates.with_metadata(key):
         try:
             value = float(agg['metadata'][key])
         except ValueError:
             continue  # a typo in metadata must not break scheduling
+        if math.isnan(value):
+            continue
         for host in agg['hosts']:
-            rows = table.rows_of_host(host)
-            limits[rows] = np.minimum(limits[rows], value)
+            smallest[host] = min(value, smallest.get(host, value))
+    limits = np.full(table.size, float(default))
+    for host, value in smallest.items():
+        limits[table.rows_of_host(host)] = value
     return limits
 
 

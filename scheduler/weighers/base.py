@@ -6,6 +6,8 @@ aggregate whose metadata sets the same key (e.g.
 value wins when several aggregates of a host set it).
 """
 
+import math
+
 import numpy as np
 
 
@@ -38,6 +40,8 @@ class BaseWeigher:
                 value = float(agg['metadata'][self.multiplier_option])
             except ValueError:
                 continue  # bad metadata must not break scheduling
+            if not math.isfinite(value):
+                continue  # nan or inf would poison every sum
             for host in agg['hosts']:
                 overrides[host] = min(value, overrides.get(host, value))
         if overrides:

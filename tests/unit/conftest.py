@@ -1,0 +1,47 @@
+"""Shared fixtures of the unit tests: a private config and a SQLite file.
+
+Nothing here starts a service: the database is a SQLite file in pytest's
+``tmp_path`` and RPC, where a test needs it, uses the in-process
+``kombu+memory`` transport.
+"""
+
+import pytest
+
+from scheduler import conf as sched_conf
+from scheduler import rpc
+from scheduler.db import api as db_api
+from scheduler.db import migration
+
+
+@pytest.fixture
+def conf(tmp_path):
+    """A fresh ConfigOpts with every option at its default, no files read,
+    pointing at a SQLite file of its own and the in-process transport."""
+    conf = sched_conf.new_config()
+    conf([], project='scheduler', default_config_files=[],
+         default_config_dirs=[])
+    conf.set_override('connection',
+                      'sqlite:///' + str(tmp_path / 'scheduler.sqlite'),
+                      'database')
+    conf.set_override('transport_url', rpc.EMBEDDED_TRANSPORT_URL)
+    # kombu's in-memory transport has no heartbeats to send
+    conf.set_override('heartbeat_timeout_threshold', 0,
+                      'oslo_messaging_rabbit')
+    return conf
+
+
+@pytest.fixture
+def db(conf):
+    """The scheduler database at the newest schema revision."""
+    database = db_api.Database(conf)
+    migration.db_sync(database)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def other_db(conf, db):
+    """A second connection pool on the same file: another worker's view."""
+    database = db_api.Database(conf)
+    yield database
+    database.dispose()

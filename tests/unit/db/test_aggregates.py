@@ -1,0 +1,94 @@
+"""Aggregates pushed by their owner: saved, replaced and tombstoned, and
+pulled by workers as changes after a change_seq."""
+
+import pytest
+
+from scheduler import objects
+from scheduler.db import aggregates as db_aggregates
+from scheduler.db import api as db_api
+
+A1 = '1a2b3c4d-0000-4000-8000-000000000001'
+A2 = '1a2b3c4d-0000-4000-8000-000000000002'
+
+
+def _agg(uuid, hosts=(), name=None, **metadata):
+    return objects.Aggregate(uuid=uuid, name=name, hosts=list(hosts),
+                             metadata=metadata)
+
+
+def _seq(db):
+    with db.reader() as session:
+        return db_api.current_change_seq(session)
+
+
+def _by_uuid(changes):
+    return {c['uuid']: c for c in changes}
+
+
+def test_saved_aggregates_load_as_dicts(db):
+    db_aggregates.save_aggregates(db, [
+        _agg(A1, ['h2', 'h1'], 'fast', ssd='true'), _agg(A2)])
+    changes = _by_uuid(db_aggregates.load_aggregate_changes(db))
+    assert changes == {
+        A1: {'uuid': A1, 'name': 'fast', 'deleted': False,
+             'hosts': ['h1', 'h2'], 'metadata': {'ssd': 'true'}},
+        A2: {'uuid': A2, 'name': None, 'deleted': False, 'hosts': [],
+             'metadata': {}},
+    }
+
+
+def test_save_replaces_name_hosts_and_metadata(db):
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'], 'a', x='1',
+                                            y='2')])
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h3'], 'b', y='3')])
+    [agg] = db_aggregates.load_aggregate_changes(db)
+    assert (agg['name'], agg['hosts'], agg['metadata']) == \
+        ('b', ['h3'], {'y': '3'})
+
+
+def test_changes_since_a_seq(db):
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'])])
+    after_first = _seq(db)
+    assert db_aggregates.load_aggregate_changes(db, since=after_first) == []
+    db_aggregates.save_aggregates(db, [_agg(A2, ['h2'])])
+    assert [c['uuid'] for c in db_aggregates.load_aggregate_changes(
+        db, since=after_first)] == [A2]
+    assert _seq(db) > after_first
+    # an update of A1 shows up again
+    mark = _seq(db)
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1', 'h9'])])
+    [changed] = db_aggregates.load_aggregate_changes(db, since=mark)
+    assert (changed['uuid'], changed['hosts']) == (A1, ['h1', 'h9'])
+
+
+def test_delete_leaves_a_tombstone_workers_see(db):
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'], 'a', x='1'),
+                                       _agg(A2, ['h2'])])
+    mark = _seq(db)
+    assert db_aggregates.delete_aggregate(db, A1) is True
+    [tombstone] = db_aggregates.load_aggregate_changes(db, since=mark)
+    assert tombstone == {'uuid': A1, 'name': 'a', 'deleted': True,
+                         'hosts': [], 'metadata': {}}
+    # deleting again, or an unknown aggregate, changes nothing
+    mark = _seq(db)
+    assert db_aggregates.delete_aggregate(db, A1) is False
+    assert db_aggregates.delete_aggregate(db, A2[:-1] + '9') is False
+    assert _seq(db) == mark
+
+
+def test_saving_a_deleted_aggregate_revives_it(db):
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'])])
+    db_aggregates.delete_aggregate(db, A1)
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h4'], 'back')])
+    [agg] = db_aggregates.load_aggregate_changes(db)
+    assert (agg['deleted'], agg['hosts'], agg['name']) == \
+        (False, ['h4'], 'back')
+
+
+@pytest.mark.parametrize('fields', [{}, {'name': 'x'}])
+def test_unset_optional_fields_default(db, fields):
+    db_aggregates.save_aggregates(db, [objects.Aggregate(uuid=A1,
+                                                         **fields)])
+    [agg] = db_aggregates.load_aggregate_changes(db)
+    assert (agg['name'], agg['hosts'], agg['metadata']) == \
+        (fields.get('name'), [], {})

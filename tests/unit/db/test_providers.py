@@ -1,0 +1,94 @@
+"""Provider writes and reads: a tracker report becomes a provider and its
+inventories; reports older than the stored one are ignored; load_changes
+returns only what changed."""
+
+import datetime
+import json
+
+from scheduler import resource_classes as rcs
+from scheduler.db import providers as db_providers
+
+from .. import fakes
+
+
+def _at(minute):
+    return datetime.datetime(2026, 3, 1, 12, minute,
+                             tzinfo=datetime.timezone.utc)
+
+
+def _record(db, host, node=None, **stats):
+    return db_providers.record_compute_node(
+        db, fakes.compute_node(host, node, **stats), fakes.RATIO_DEFAULTS)
+
+
+def test_report_creates_provider_with_inventories(db):
+    assert _record(db, 'h1', 'n1', vcpus_used=2, reserved_host_cpus=1,
+                   ram_allocation_ratio=1.5, availability_zone='az1',
+                   hypervisor_type='QEMU', updated_at=_at(0))
+    [provider] = db_providers.list_providers(db)
+    assert (provider['host'], provider['nodename']) == ('h1', 'n1')
+    assert provider['availability_zone'] == 'az1'
+    assert provider['reported_at'] == _at(0).replace(tzinfo=None)
+    assert json.loads(provider['attributes'])['hypervisor_type'] == 'QEMU'
+    vcpu = provider['inventories'][rcs.VCPU]
+    # (8 - 1 reserved) * 4.0 default ratio
+    assert (vcpu['total'], vcpu['reserved'], vcpu['capacity'],
+            vcpu['reported_used'], vcpu['claimed']) == (8, 1, 28, 2, 0)
+    assert provider['inventories'][rcs.MEMORY_MB]['capacity'] == 24576
+
+
+def test_zero_ratio_means_the_default(db):
+    _record(db, 'h1', cpu_allocation_ratio=0.0)
+    [provider] = db_providers.list_providers(db)
+    assert provider['inventories'][rcs.VCPU]['allocation_ratio'] == 4.0
+
+
+def test_newer_report_updates_in_place(db):
+    _record(db, 'h1', updated_at=_at(0))
+    first = db_providers.list_providers(db)[0]
+    assert _record(db, 'h1', vcpus=16, updated_at=_at(1))
+    [second] = db_providers.list_providers(db)
+    assert second['id'] == first['id'] and second['uuid'] == first['uuid']
+    assert second['generation'] > first['generation']
+    assert second['change_seq'] > first['change_seq']
+    assert second['inventories'][rcs.VCPU]['total'] == 16
+
+
+def test_older_or_repeated_report_is_ignored(db):
+    _record(db, 'h1', vcpus=16, updated_at=_at(5))
+    before = db_providers.list_providers(db)[0]
+    assert not _record(db, 'h1', vcpus=2, updated_at=_at(4))
+    assert not _record(db, 'h1', vcpus=2, updated_at=_at(5))
+    [after] = db_providers.list_providers(db)
+    assert after['inventories'][rcs.VCPU]['total'] == 16
+    assert (after['generation'], after['change_seq']) == (
+        before['generation'], before['change_seq'])
+
+
+def test_load_changes_since(db):
+    _record(db, 'h1')
+    _record(db, 'h2')
+    rows, seq = db_providers.load_changes(db)
+    assert sorted(r['host'] for r in rows) == ['h1', 'h2']
+    assert db_providers.load_changes(db, since=seq) == ([], seq)
+    _record(db, 'h2', vcpus=2)
+    rows, new_seq = db_providers.load_changes(db, since=seq)
+    assert [r['host'] for r in rows] == ['h2']
+    assert set(rows[0]['inventories']) == {rcs.VCPU, rcs.MEMORY_MB,
+                                           rcs.DISK_GB}
+    assert new_seq > seq
+
+
+def test_load_changes_of_given_providers(db):
+    _record(db, 'h1')
+    _record(db, 'h2')
+    h2 = db_providers.find_provider(db, 'h2')['id']
+    rows, _ = db_providers.load_changes(db, provider_ids=[h2])
+    assert [r['host'] for r in rows] == ['h2']
+
+
+def test_find_provider_by_host_or_node(db):
+    _record(db, 'h1', 'node-a')
+    assert db_providers.find_provider(db, 'h1')['nodename'] == 'node-a'
+    assert db_providers.find_provider(db, 'node-a')['host'] == 'h1'
+    assert db_providers.find_provider(db, 'nope') is None

@@ -1,0 +1,272 @@
+"""FilterScheduler on SQLite with server groups and same_host /
+different_host hints: every instance of a request, and every later
+request of the same group, respects the policy; a request that cannot
+leaves no claim behind."""
+
+import collections
+
+import numpy as np
+import pytest
+
+from scheduler import claims
+from scheduler import context as sched_context
+from scheduler import exception
+from scheduler import objects
+from scheduler import plugins
+from scheduler.db import groups as db_groups
+from scheduler.db import instances as db_instances
+from scheduler.driver import filter_scheduler
+from scheduler.host_state import HostStateCache
+
+from .. import fakes
+
+CTXT = sched_context.RequestContext(project_id='p1')
+GROUP = '8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f'
+C = ['6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e%02d' % i for i in range(12)]
+FILTERS = ['ComputeFilter', 'ResourceFitFilter',
+           'ServerGroupAntiAffinityFilter', 'ServerGroupAffinityFilter',
+           'SameHostFilter', 'DifferentHostFilter']
+WEIGHERS = ['RAMWeigher', 'CPUWeigher', 'ServerGroupSoftAffinityWeigher',
+            'ServerGroupSoftAntiAffinityWeigher']
+
+
+@pytest.fixture
+def make_driver(conf, db):
+    conf.set_override('enabled_filters', FILTERS, 'filter_scheduler')
+    conf.set_override('enabled_weighers', WEIGHERS, 'filter_scheduler')
+
+    def make(**multipliers):
+        for option, value in multipliers.items():
+            conf.set_override(option, value, 'filter_scheduler')
+        return filter_scheduler.FilterScheduler(
+            conf, db, HostStateCache(db), plugins.load_filters(conf),
+            plugins.load_weighers(conf), rng=np.random.default_rng(0))
+    return make
+
+
+@pytest.fixture
+def driver(make_driver):
+    return make_driver()
+
+
+def _hosts(db, *names):
+    for name in names:
+        fakes.report(db, name)
+
+
+def _group(policy, uuid=GROUP, **rules):
+    return objects.InstanceGroup(uuid=uuid, policy=policy, rules=rules)
+
+
+def _select(driver, consumers, group=None, hints=None):
+    spec = fakes.request_spec(num_instances=len(consumers),
+                              instance_group=group,
+                              scheduler_hints=hints or {})
+    result = driver.select_destinations(CTXT, spec,
+                                        instance_uuids=consumers)
+    return [s[0].host for s in result]
+
+
+def _claimed(db):
+    """consumer -> host of its claims in the database."""
+    return {a['consumer_uuid']: a['host']
+            for a in claims.list_allocations(db)}
+
+
+def test_anti_affinity_places_each_instance_on_its_own_host(db, driver):
+    _hosts(db, 'h1', 'h2', 'h3', 'h4')
+    placed = _select(driver, C[:3], _group('anti-affinity'))
+    assert len(set(placed)) == 3
+    assert _claimed(db) == dict(zip(C[:3], placed))
+    assert db_groups.member_hosts(db, GROUP) == {h: 1 for h in placed}
+
+
+def test_anti_affinity_without_enough_hosts_claims_nothing(db, driver):
+    _hosts(db, 'h1', 'h2')
+    with pytest.raises(exception.NoValidHost) as info:
+        _select(driver, C[:3], _group('anti-affinity'))
+    assert 'only 2 of 3 instances fit, none placed; server group %s ' \
+        '(anti-affinity) rules out' % GROUP in info.value.reason
+    assert claims.list_allocations(db) == []
+    assert db_groups.member_hosts(db, GROUP) == {}
+    # nothing held in memory either: a request that fits still fits
+    assert len(set(_select(driver, C[3:5], _group('anti-affinity')))) == 2
+
+
+def test_anti_affinity_within_a_request_needs_no_group_uuid(db, driver):
+    _hosts(db, 'h1', 'h2', 'h3')
+    placed = _select(driver, C[:3], _group('anti-affinity', uuid=None))
+    assert sorted(placed) == ['h1', 'h2', 'h3']
+    # no UUID: nothing to remember between requests
+    assert db_groups.member_hosts(db, None) == {}
+
+
+def test_affinity_places_every_instance_on_one_host(db, driver):
+    # spreading weighers would use all three hosts without the group
+    _hosts(db, 'h1', 'h2', 'h3')
+    placed = _select(driver, C[:3], _group('affinity'))
+    assert len(set(placed)) == 1
+    assert db_groups.member_hosts(db, GROUP) == {placed[0]: 3}
+
+
+def test_second_request_honours_anti_affinity_members(db, driver):
+    _hosts(db, 'h1', 'h2', 'h3')
+    first = _select(driver, C[:2], _group('anti-affinity'))
+    [second] = _select(driver, C[2:3], _group('anti-affinity'))
+    assert second not in first
+    with pytest.raises(exception.NoValidHost) as info:
+        _select(driver, C[3:4], _group('anti-affinity'))
+    assert '3 removed by ServerGroupAntiAffinityFilter' in info.value.reason
+    assert set(_claimed(db)) == set(C[:3])
+
+
+def test_second_request_joins_the_affinity_host(db, driver):
+    _hosts(db, 'h1', 'h2', 'h3')
+    [first] = _select(driver, C[:1], _group('affinity'))
+    assert _select(driver, C[1:3], _group('affinity')) == [first, first]
+    # another group is free to go elsewhere
+    other = _group('affinity', uuid=GROUP[:-1] + '0')
+    assert _select(driver, C[3:6], other) != [first] * 3
+
+
+def test_released_member_frees_its_host(db, driver):
+    _hosts(db, 'h1', 'h2')
+    placed = _select(driver, C[:2], _group('anti-affinity'))
+    claims.delete_allocations(db, C[0])
+    assert _select(driver, C[2:3], _group('anti-affinity')) == placed[:1]
+
+
+def test_rescheduling_a_member_does_not_count_itself(db, driver):
+    _hosts(db, 'h1', 'h2')
+    _select(driver, C[:2], _group('anti-affinity'))
+    # C[0] is scheduled again (a reschedule): its old place is not held
+    # against it, and it cannot land on C[1]'s host
+    [again] = _select(driver, C[:1], _group('anti-affinity'))
+    assert again != _claimed(db)[C[1]]
+    assert db_groups.member_hosts(db, GROUP) == {'h1': 1, 'h2': 1}
+
+
+def test_max_server_per_host(db, driver):
+    _hosts(db, 'h1', 'h2')
+    group = _group('anti-affinity', max_server_per_host='2')
+    placed = _select(driver, C[:3], group)
+    assert sorted(collections.Counter(placed).values()) == [1, 2]
+    [fourth] = _select(driver, C[3:4], group)
+    assert collections.Counter(placed + [fourth]) == {'h1': 2, 'h2': 2}
+    with pytest.raises(exception.NoValidHost):
+        _select(driver, C[4:5], group)
+
+
+def test_bad_group_is_an_invalid_field(db, driver):
+    _hosts(db, 'h1')
+    with pytest.raises(exception.InvalidField) as info:
+        _select(driver, C[:1], _group('anti-affinity',
+                                      max_server_per_host='0'))
+    assert info.value.kwargs['field'].endswith('max_server_per_host')
+    assert claims.list_allocations(db) == []
+
+
+def _report_instance(db, host, uuid):
+    db_instances.save_instances(db, host, [objects.InstanceInfo(
+        uuid=uuid, host=host, node=host)])
+
+
+@pytest.mark.parametrize('hint, expected', [
+    ('same_host', {'h2'}),
+    ('different_host', {'h1', 'h3'}),
+])
+def test_hints_use_reported_instances(db, driver, hint, expected):
+    _hosts(db, 'h1', 'h2', 'h3')
+    _report_instance(db, 'h2', C[10])
+    placed = {_select(driver, [c], hints={hint: [C[10]]})[0]
+              for c in C[:4]}
+    assert placed <= expected
+    if hint == 'different_host':
+        assert placed == expected  # it spreads over what is left
+
+
+@pytest.mark.parametrize('hint', ['same_host', 'different_host'])
+def test_hints_use_claims_not_yet_reported(db, driver, hint):
+    _hosts(db, 'h1', 'h2')
+    [first] = _select(driver, C[:1])
+    [second] = _select(driver, C[1:2], hints={hint: [C[0]]})
+    assert (second == first) == (hint == 'same_host')
+
+
+def test_same_host_of_unknown_instances_finds_nothing(db, driver):
+    _hosts(db, 'h1', 'h2')
+    with pytest.raises(exception.NoValidHost) as info:
+        _select(driver, C[:1], hints={'same_host': [C[11]]})
+    assert 'SameHostFilter' in info.value.reason
+    assert _select(driver, C[:1], hints={'different_host': [C[11]]})
+
+
+@pytest.mark.parametrize('hint', ['same_host', 'different_host'])
+def test_hint_that_is_not_a_uuid_is_an_invalid_field(db, driver, hint):
+    _hosts(db, 'h1')
+    with pytest.raises(exception.InvalidField) as info:
+        _select(driver, C[:1], hints={hint: ['web-1']})
+    assert info.value.kwargs['field'] == 'spec_obj.scheduler_hints.' + hint
+
+
+def test_soft_anti_affinity_spreads_against_packing_weighers(db,
+                                                             make_driver):
+    _hosts(db, 'h1', 'h2', 'h3')
+    packing = {'ram_weight_multiplier': -1.0, 'cpu_weight_multiplier': -1.0}
+    driver = make_driver(soft_anti_affinity_weight_multiplier=5.0,
+                         **packing)
+    placed = _select(driver, C[:3], _group('soft-anti-affinity'))
+    assert sorted(placed) == ['h1', 'h2', 'h3']
+    # a preference, not a rule: more members than hosts still fit
+    more = _select(driver, C[3:5], _group('soft-anti-affinity'))
+    assert len(set(more)) == 2
+    # without the group, the same weighers pack
+    assert len(set(_select(driver, C[5:8]))) == 1
+
+
+def test_soft_affinity_packs_against_spreading_weighers(db, make_driver):
+    _hosts(db, 'h1', 'h2', 'h3')
+    driver = make_driver(soft_affinity_weight_multiplier=5.0)
+    placed = _select(driver, C[:3], _group('soft-affinity'))
+    assert len(set(placed)) == 1
+    assert db_groups.member_hosts(db, GROUP) == {}  # soft: not recorded
+
+
+def test_soft_group_members_come_from_the_caller(db, make_driver):
+    # soft members are not recorded by claims; the caller lists the hosts
+    # of earlier members, as nova's conductor does
+    _hosts(db, 'h1', 'h2', 'h3')
+    driver = make_driver(soft_anti_affinity_weight_multiplier=5.0,
+                         ram_weight_multiplier=-1.0,
+                         cpu_weight_multiplier=-1.0)
+    group = _group('soft-anti-affinity')
+    group.hosts = ['h1', 'h2']
+    # packing alone would pick the fuller h1 or h2
+    for host in ('h1', 'h2'):
+        fakes.report(db, host, memory_mb_used=8000, vcpus_used=4)
+    assert _select(driver, C[:1], group) == ['h3']
+    assert _select(driver, C[1:2]) in (['h1'], ['h2'])
+
+
+@pytest.mark.parametrize('policy', ['affinity', 'anti-affinity'])
+def test_hard_policy_holds_without_the_group_filters(conf, db, policy):
+    # the driver applies the policy to every instance it places, and the
+    # claim re-checks it: the filters only explain what they removed
+    conf.set_override('enabled_filters', ['ResourceFitFilter'],
+                      'filter_scheduler')
+    conf.set_override('enabled_weighers', ['RAMWeigher'],
+                      'filter_scheduler')
+    driver = filter_scheduler.FilterScheduler(
+        conf, db, HostStateCache(db), plugins.load_filters(conf),
+        plugins.load_weighers(conf), rng=np.random.default_rng(0))
+    _hosts(db, 'h1', 'h2', 'h3')
+    placed = _select(driver, C[:3], _group(policy))
+    if policy == 'affinity':
+        assert len(set(placed)) == 1
+        assert _select(driver, C[3:4], _group(policy)) == placed[:1]
+    else:
+        assert len(set(placed)) == 3
+        with pytest.raises(exception.NoValidHost) as info:
+            _select(driver, C[3:4], _group(policy))
+        assert 'server group %s (anti-affinity) rules out the 3 ' \
+            'host(s) that fit' % GROUP in info.value.reason

@@ -1,0 +1,99 @@
+"""HostStateCache on SQLite: a cold start loads everything, later refreshes
+pull only what changed, including what another worker wrote."""
+
+import pytest
+
+from scheduler import claims
+from scheduler import resource_classes as rcs
+from scheduler.host_state import HostStateCache
+
+from .. import fakes
+
+C1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def hosts(db):
+    return [fakes.report(db, 'h%d' % i) for i in range(5)]
+
+
+def test_cold_start_loads_every_provider(db, hosts):
+    cache = HostStateCache(db)
+    assert cache.refresh() == 5
+    assert cache.table.size == 5
+    assert sorted(cache.table.hosts) == ['h0', 'h1', 'h2', 'h3', 'h4']
+    assert cache.rows_applied == 5
+
+
+def test_refresh_pulls_only_changed_rows(db, hosts):
+    cache = HostStateCache(db)
+    cache.refresh()
+    assert cache.refresh() == 0
+    assert cache.rows_applied == 5
+    fakes.report(db, 'h3', vcpus_used=6)
+    claims.claim_resources(db, [claims.Claim(C1, hosts[1], {rcs.VCPU: 2})])
+    assert cache.refresh() == 2
+    assert cache.rows_applied == 7
+    row3 = cache.table.row_of(hosts[3])
+    row1 = cache.table.row_of(hosts[1])
+    assert cache.table.resources[rcs.VCPU].reported_used[row3] == 6
+    assert cache.table.resources[rcs.VCPU].claimed[row1] == 2
+    assert cache.table.size == 5
+
+
+def test_new_host_is_appended(db, hosts):
+    cache = HostStateCache(db)
+    cache.refresh()
+    fakes.report(db, 'new')
+    assert cache.refresh() == 1
+    assert cache.table.size == 6
+    assert cache.table.hosts[-1] == 'new'
+
+
+def test_sees_a_report_recorded_by_another_database(db, other_db, hosts):
+    cache = HostStateCache(db)
+    cache.refresh()
+    fakes.report(other_db, 'h2', disabled=True)
+    fakes.report(other_db, 'from-other-worker')
+    assert cache.refresh() == 2
+    assert cache.table.disabled[cache.table.row_of(hosts[2])]
+    assert 'from-other-worker' in cache.table.hosts
+
+
+def test_refresh_interval_skips_until_due_or_forced(db, hosts):
+    clock = _Clock()
+    cache = HostStateCache(db, refresh_interval=10, clock=clock)
+    assert cache.refresh() == 5
+    fakes.report(db, 'h0', vcpus_used=1)
+    clock.now += 5
+    assert cache.refresh() == 0
+    assert cache.refresh(force=True) == 1
+    fakes.report(db, 'h1', vcpus_used=1)
+    clock.now += 10
+    assert cache.refresh() == 1
+
+
+def test_reload_providers_drops_tentative_claims(db, hosts):
+    cache = HostStateCache(db)
+    cache.refresh()
+    row = cache.table.row_of(hosts[0])
+    cache.table.add_claim(row, {rcs.VCPU: 3})
+    assert cache.reload_providers([hosts[0]]) == 1
+    assert cache.table.resources[rcs.VCPU].claimed[row] == 0
+    assert cache.rows_applied == 5  # a reload is not a refresh
+
+
+def test_empty_database(db):
+    cache = HostStateCache(db)
+    assert cache.refresh() == 0
+    assert cache.table.size == 0
+    fakes.report(db, 'first')
+    assert cache.refresh() == 1
