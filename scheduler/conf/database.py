@@ -12,7 +12,11 @@ DEFAULT_CONNECTION = 'sqlite:///scheduler.sqlite'
 
 
 def register_opts(conf):
-    db_options.set_defaults(conf, connection=DEFAULT_CONNECTION)
+    # Pool sized for the 16 RPC threads of a worker: enough connections
+    # that no request waits for one, few enough that several workers on a
+    # few machines stay well below PostgreSQL's default 100 connections.
+    db_options.set_defaults(conf, connection=DEFAULT_CONNECTION,
+                            max_pool_size=8, max_overflow=16)
 
 
 def list_opts():

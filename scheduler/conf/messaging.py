@@ -10,6 +10,9 @@ import oslo_messaging
 from oslo_messaging import opts as messaging_opts
 
 
+EXECUTOR_THREADS = 16
+
+
 def _import_group(conf, module_name, attr, group):
     import importlib
     opts = getattr(importlib.import_module(module_name), attr)
@@ -24,6 +27,9 @@ def register_opts(conf):
                   'oslo_messaging_metrics', 'oslo_messaging_metrics')
     _import_group(conf, 'oslo_messaging._tracing.client',
                   'oslo_messaging_tracing', 'oslo_messaging_tracing')
+    # A worker is CPU-bound past a few concurrent requests; 64 threads per
+    # worker only queue on the database pool (see [database] defaults).
+    conf.set_default('executor_thread_pool_size', EXECUTOR_THREADS)
 
 
 def list_opts():

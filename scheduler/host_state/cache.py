@@ -12,6 +12,7 @@ Callers hold ``cache.lock`` while they read the table and apply tentative
 claims, so threads of one worker never plan on the same capacity.
 """
 
+import gc
 import threading
 import time
 
@@ -49,9 +50,19 @@ class HostStateCache:
             # every change numbered up to ``current`` is committed, so
             # the queries below see all of them (and maybe later ones,
             # which the next refresh will simply apply again)
-            rows, _ = db_providers.load_changes(self.db,
-                                                since=self.last_seq)
-            self.table.apply(rows)
+            cold = self.last_seq is None
+            if cold:
+                # hundreds of thousands of small objects: the collector
+                # would run dozens of useless passes over them
+                gc.disable()
+            try:
+                rows, _ = db_providers.load_changes(self.db,
+                                                    since=self.last_seq)
+                self.table.apply(rows)
+            finally:
+                if cold:
+                    gc.enable()
+                    gc.freeze()
             self.table.apply_aggregates(db_aggregates.load_aggregate_changes(
                 self.db, since=self.last_seq))
             self.last_seq = current

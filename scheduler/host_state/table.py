@@ -18,7 +18,12 @@ _INITIAL_CAPACITY = 64
 
 
 class _ResourceColumns:
-    """The per-row numbers of one resource class."""
+    """The per-row numbers of one resource class.
+
+    ``free`` (capacity - max(reported_used, claimed)) is kept up to date by
+    ``set_row`` and ``HostTable.add_claim`` rather than recomputed by every
+    filter and weigher of every request.
+    """
 
     NAMES = ('total', 'reserved', 'capacity', 'reported_used', 'claimed',
              'min_unit', 'max_unit', 'step_size')
@@ -27,9 +32,14 @@ class _ResourceColumns:
         for name in self.NAMES:
             setattr(self, name, np.zeros(size, dtype=np.int64))
         self.allocation_ratio = np.zeros(size, dtype=np.float64)
+        self.free = np.zeros(size, dtype=np.int64)
+
+    def update_free(self, row):
+        self.free[row] = self.capacity[row] - max(self.reported_used[row],
+                                                  self.claimed[row])
 
     def grow(self, size):
-        for name in self.NAMES + ('allocation_ratio',):
+        for name in self.NAMES + ('allocation_ratio', 'free'):
             old = getattr(self, name)
             new = np.zeros(size, dtype=old.dtype)
             new[:len(old)] = old
@@ -40,10 +50,11 @@ class _ResourceColumns:
             for name in self.NAMES:
                 getattr(self, name)[row] = 0
             self.allocation_ratio[row] = 0.0
-            return
-        for name in self.NAMES:
-            getattr(self, name)[row] = inventory[name]
-        self.allocation_ratio[row] = inventory['allocation_ratio']
+        else:
+            for name in self.NAMES:
+                getattr(self, name)[row] = inventory[name]
+            self.allocation_ratio[row] = inventory['allocation_ratio']
+        self.update_free(row)
 
 
 class HostTable:
@@ -185,8 +196,8 @@ class HostTable:
         if columns is None:
             n = self.size if rows is None else len(rows)
             return np.zeros(n, dtype=np.int64)
-        sl = slice(0, self.size) if rows is None else rows
-        return columns.capacity[sl] - self.used(rc, rows)
+        return columns.free[:self.size] if rows is None else \
+            columns.free[rows]
 
     def fits(self, row, resources):
         """True if ``resources`` fit on ``row`` right now."""
@@ -204,7 +215,9 @@ class HostTable:
     def add_claim(self, row, resources):
         """Count ``resources`` as claimed on ``row`` (tentatively or not)."""
         for rc, amount in resources.items():
-            self.resources[rc].claimed[row] += amount
+            columns = self.resources[rc]
+            columns.claimed[row] += amount
+            columns.update_free(row)
 
     def view(self, row):
         return HostView(self, row)

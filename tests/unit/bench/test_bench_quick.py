@@ -1,0 +1,43 @@
+"""Smoke test of scheduler-bench: the in-process part of the latency
+scenario at 1k hosts on SQLite, through the command line. No services."""
+
+import json
+import sys
+
+from scheduler.cmd import bench
+
+
+def test_latency_in_process_on_sqlite(tmp_path, capsys):
+    code = bench.main(['latency', '--db', 'sqlite', '--no-rpc',
+                       '--hosts', '1000', '--requests', '40',
+                       '--output-dir', str(tmp_path), '--no-progress'])
+    out = capsys.readouterr().out
+    # nothing measured at 10k/100k, so no target is missed
+    assert code == 0, out
+    assert 'decision (in-memory, in-process)' in out
+    assert 'not measured' in out
+    result = json.loads((tmp_path / 'latency.json').read_text())
+    scale = result['scales']['1000']
+    assert scale['decision']['count'] == 40
+    assert 0 < scale['decision']['p50'] <= scale['decision']['p99']
+    assert scale['in_process']['p50'] >= scale['decision']['p50']
+    assert scale['claim_timed']
+    assert scale['cold_load_s'] > 0
+    assert scale['audit']['overcommitted'] == 0
+    # every placement was claimed: one allocation row per resource class
+    assert scale['audit']['allocation_rows'] == 40 * 3
+    assert 'end_to_end' not in scale
+
+
+def test_plot_without_matplotlib_says_how_to_install(tmp_path, capsys,
+                                                     monkeypatch):
+    monkeypatch.setitem(sys.modules, 'matplotlib', None)
+    code = bench.main(['latency', '--db', 'sqlite', '--no-rpc', '--plot',
+                       '--output-dir', str(tmp_path)])
+    assert code == 2
+    assert 'pip install matplotlib' in capsys.readouterr().err
+
+
+def test_rpc_scenarios_refuse_no_rpc(capsys):
+    assert bench.main(['storm', '--no-rpc']) == 2
+    assert 'needs RabbitMQ' in capsys.readouterr().err
