@@ -15,6 +15,7 @@ from scheduler import exception
 from scheduler import notifications
 from scheduler import objects
 from scheduler import plugins
+from scheduler import reports
 from scheduler import resource_classes as rcs
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
@@ -56,7 +57,10 @@ class SchedulerManager:
 
     target = oslo_messaging.Target(version='1.2')
 
-    def __init__(self, conf, db=None):
+    def __init__(self, conf, db=None, batch_reports=False):
+        """``batch_reports``: hand tracker reports to a ReportWriter thread
+        (what a daemon worker does) instead of writing each in the RPC
+        thread (simple and synchronous, for tests and tools)."""
         self.conf = conf
         self.db = db or db_api.Database(conf)
         self.ratio_defaults = {
@@ -64,6 +68,9 @@ class SchedulerManager:
             rcs.MEMORY_MB: conf.scheduler.default_ram_allocation_ratio,
             rcs.DISK_GB: conf.scheduler.default_disk_allocation_ratio,
         }
+        self.report_writer = (
+            reports.ReportWriter(self.db, self.ratio_defaults).start()
+            if batch_reports else None)
         self.host_cache = HostStateCache(
             self.db, refresh_interval=conf.scheduler.refresh_interval,
             default_zone=conf.scheduler.default_availability_zone)
@@ -72,6 +79,11 @@ class SchedulerManager:
         self.driver = filter_scheduler.FilterScheduler(
             conf, self.db, self.host_cache, plugins.load_filters(conf),
             plugins.load_weighers(conf))
+
+    def stop(self):
+        """Write the reports still pending (clean shutdown)."""
+        if self.report_writer is not None:
+            self.report_writer.stop()
 
     @oslo_messaging.expected_exceptions(exception.NoValidHost,
                                         exception.InvalidRequest)
@@ -104,6 +116,9 @@ class SchedulerManager:
         except exception.InvalidRequest as exc:
             LOG.warning('Rejected update_resource_stats for %r: %s',
                         name, exc)
+            return
+        if self.report_writer is not None:
+            self.report_writer.submit(node_obj)
             return
         applied = db_providers.record_compute_node(
             self.db, node_obj, self.ratio_defaults)

@@ -132,7 +132,7 @@ class Worker:
     def run(self):
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
-        endpoint = manager.SchedulerManager(self.conf)
+        endpoint = manager.SchedulerManager(self.conf, batch_reports=True)
         endpoint.host_cache.refresh(force=True)
         transport = rpc.get_transport(self.conf)
         server = rpc.get_server(self.conf, transport, [endpoint])
@@ -152,6 +152,7 @@ class Worker:
             LOG.warning('Worker %d: requests still running after %ds; '
                         'exiting anyway', self.index,
                         self.conf.graceful_shutdown_timeout)
+        endpoint.stop()
         transport.cleanup()
         endpoint.db.dispose()
         LOG.info('Worker %d stopped', self.index)

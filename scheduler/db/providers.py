@@ -83,23 +83,41 @@ def _attributes(node):
     return json.dumps(values, sort_keys=True)
 
 
-@db_api.retry_on_deadlock
 def record_compute_node(db, node, ratio_defaults, now=None):
     """Persist a tracker report; returns False if it was older than stored.
 
     Retried on deadlock and on a lost insert race (two workers seeing the
     same new host at once), whose loser becomes an update.
     """
+    return record_compute_nodes(db, [node], ratio_defaults, now) == 1
+
+
+@db_api.retry_on_deadlock
+def record_compute_nodes(db, nodes, ratio_defaults, now=None):
+    """Persist several reports in one transaction (one change-counter
+    bump for all); returns how many were newer than what was stored."""
     now = now or timeutils.utcnow()
-    reported_at = _naive_utc(node.get('updated_at')) or now
     try:
         with db.writer() as session:
-            return _record(session, node, reported_at, ratio_defaults, now)
+            changed = []
+            for node in sorted(nodes, key=lambda n: (n.host, n.nodename)):
+                reported_at = _naive_utc(node.get('updated_at')) or now
+                provider_id = _record(session, node, reported_at,
+                                      ratio_defaults, now)
+                if provider_id is not None:
+                    changed.append(provider_id)
+            if changed:
+                seq = db_api.next_change_seq(session)
+                session.execute(sa.update(P).where(P.c.id.in_(changed))
+                                .values(change_seq=seq))
+            return len(changed)
     except db_exc.DBDuplicateEntry:
         raise db_exc.RetryRequest(db_exc.DBDuplicateEntry())
 
 
 def _record(session, node, reported_at, ratio_defaults, now):
+    """Write one report (no counter bump); its provider id, or None if
+    the report is older than the stored one."""
     # Lock the row by primary key only once it is known to exist: on
     # MySQL/MariaDB a locking read of a missing row takes a gap lock, and
     # workers inserting different new hosts deadlock on each other's gaps.
@@ -124,7 +142,7 @@ def _record(session, node, reported_at, ratio_defaults, now):
             generation=0, change_seq=0, created_at=now,
             **values)).inserted_primary_key[0]
     elif row.reported_at is not None and reported_at <= row.reported_at:
-        return False
+        return None
     else:
         provider_id = row.id
         session.execute(sa.update(P).where(P.c.id == provider_id).values(
@@ -133,10 +151,7 @@ def _record(session, node, reported_at, ratio_defaults, now):
     ratios.apply_overrides(inventories, ratios.aggregate_ratios(
         session, [node.host]).get(node.host, {}))
     _write_inventories(session, provider_id, inventories, new=row is None)
-    seq = db_api.next_change_seq(session)
-    session.execute(sa.update(P).where(P.c.id == provider_id)
-                    .values(change_seq=seq))
-    return True
+    return provider_id
 
 
 def _failed_builds(node):
