@@ -1,0 +1,90 @@
+"""Fixtures: services, a fresh database, and scheduler-server processes.
+
+Tests parametrize ``backend`` ('sqlite', 'postgresql', 'mariadb') and ask
+for ``scheduler``, a factory that starts ``scheduler-server`` on a new
+database of that backend::
+
+    @pytest.mark.parametrize('backend', databases.BACKENDS)
+    def test_something(scheduler):
+        server = scheduler(workers=2)
+        client = server.client()
+
+Teardown stops every server with SIGTERM and fails the test unless it
+exited 0; when a test failed, the tail of each server log is printed.
+``summary_line`` adds a line to the terminal summary (race figures).
+"""
+
+import pytest
+
+from tests.functional import databases
+from tests.functional import server as server_mod
+from tests.functional import services
+
+SUMMARY_LINES = pytest.StashKey[list]()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, 'report_' + report.when, report)
+    return report
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    lines = config.stash.get(SUMMARY_LINES, [])
+    if lines:
+        terminalreporter.section('scheduler functional figures')
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def summary_line(request):
+    """Call with a line to show in the terminal summary (and print it)."""
+    lines = request.config.stash.setdefault(SUMMARY_LINES, [])
+
+    def add(line):
+        print(line)
+        lines.append(line)
+    return add
+
+
+@pytest.fixture
+def rabbitmq():
+    services.require('rabbitmq')
+
+
+@pytest.fixture
+def database_url(backend, tmp_path):
+    with databases.fresh_database(backend, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def scheduler(request, tmp_path, rabbitmq, database_url):
+    """Factory: ``scheduler(workers=2, options={group: {opt: value}})``
+    syncs the schema, starts scheduler-server and waits until every
+    worker serves. All servers of a test share its database."""
+    servers = []
+
+    def start(workers=2, options=None):
+        workdir = tmp_path / ('scheduler-%d' % len(servers))
+        server = server_mod.SchedulerServer(workdir, database_url, workers,
+                                            options)
+        servers.append(server)
+        server.db_sync()
+        return server.start().wait_ready()
+
+    yield start
+
+    report = getattr(request.node, 'report_call', None)
+    errors = []
+    for server in servers:
+        try:
+            server.close()
+        except (Exception, pytest.fail.Exception) as exc:
+            errors.append(str(exc))
+        if report is not None and report.failed:
+            print(server.tail())
+    if errors:
+        pytest.fail('\n'.join(errors), pytrace=False)

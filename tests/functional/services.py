@@ -1,0 +1,82 @@
+"""Are RabbitMQ, PostgreSQL and MariaDB up on 127.0.0.1?
+
+``require(name)`` checks a service once per test session (a TCP connect,
+then a real login) and, if it is not usable, skips the calling test with
+the command that starts it, or fails it when ``CI=true``: CI must never
+pass by skipping.
+"""
+
+import functools
+import os
+import socket
+
+import kombu
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import pool
+
+HOST = '127.0.0.1'
+RABBIT_URL = 'rabbit://guest:guest@127.0.0.1:5672/'
+ADMIN_URLS = {
+    'postgresql': 'postgresql+psycopg2://postgres@127.0.0.1/test',
+    'mariadb': 'mysql+pymysql://root@127.0.0.1/test',
+}
+PORTS = {'rabbitmq': 5672, 'postgresql': 5432, 'mariadb': 3306}
+START_COMMANDS = {
+    'rabbitmq': 'rabbitmq-server -detached',
+    'postgresql': 'pg_ctlcluster --skip-systemctl-redirect '
+                  '$(ls /etc/postgresql) main start',
+    'mariadb': 'start-stop-daemon --start --oknodo --background '
+               '--exec /usr/sbin/mariadbd',
+}
+
+
+def _tcp(port):
+    with socket.create_connection((HOST, port), timeout=3):
+        pass
+
+
+def _login_rabbitmq():
+    connection = kombu.Connection('amqp://guest:guest@127.0.0.1:5672//',
+                                  connect_timeout=5)
+    try:
+        connection.connect()
+    finally:
+        connection.release()
+
+
+def _login_database(name):
+    engine = sa.create_engine(ADMIN_URLS[name], poolclass=pool.NullPool)
+    try:
+        with engine.connect() as connection:
+            connection.execute(sa.text('SELECT 1'))
+    finally:
+        engine.dispose()
+
+
+@functools.cache
+def problem(name):
+    """Why service ``name`` is unusable, or None if it is fine."""
+    try:
+        _tcp(PORTS[name])
+        if name == 'rabbitmq':
+            _login_rabbitmq()
+        else:
+            _login_database(name)
+    except Exception as exc:  # any error means "not usable"
+        return '%s: %s' % (type(exc).__name__, exc)
+    return None
+
+
+def require(name):
+    """Skip (or, with CI=true, fail) the current test if ``name`` is down."""
+    why = problem(name)
+    if why is None:
+        return
+    where = '%s on %s:%d' % (name, HOST, PORTS[name])
+    if os.environ.get('CI') == 'true':
+        pytest.fail('%s is required in CI but is not usable (%s); the CI '
+                    'script must start it: %s'
+                    % (where, why, START_COMMANDS[name]), pytrace=False)
+    pytest.skip('%s is not usable (%s); start it with: %s'
+                % (where, why, START_COMMANDS[name]))

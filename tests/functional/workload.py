@@ -1,0 +1,80 @@
+"""Hosts and requests the functional tests use.
+
+``host_reports`` builds tracker reports for a cluster of mixed sizes,
+``push_hosts`` sends them from a tracker process and waits until the
+scheduler has stored them all, ``legacy_spec`` / ``object_spec`` build a
+request in each of the two forms ``SchedulerClient`` accepts.
+"""
+
+from scheduler import objects
+from scheduler.context import RequestContext
+from tests.functional import db_state
+from tests.functional import tracker
+
+SHAPES = (
+    {'vcpus': 8, 'memory_mb': 16384, 'local_gb': 200},
+    {'vcpus': 16, 'memory_mb': 65536, 'local_gb': 500},
+    {'vcpus': 32, 'memory_mb': 131072, 'local_gb': 1000},
+)
+
+FLAVORS = (
+    {'name': 'tiny', 'vcpus': 1, 'memory_mb': 512, 'root_gb': 1},
+    {'name': 'small', 'vcpus': 1, 'memory_mb': 2048, 'root_gb': 20},
+    {'name': 'medium', 'vcpus': 2, 'memory_mb': 4096, 'root_gb': 40},
+    {'name': 'large', 'vcpus': 4, 'memory_mb': 8192, 'root_gb': 60,
+     'ephemeral_gb': 10, 'swap': 2048},
+)
+
+
+def context():
+    return RequestContext(project_id='project-1', user_id='user-1')
+
+
+def host_reports(count, disabled=(), prefix='host'):
+    """Reports for ``count`` hosts cycling through SHAPES and two zones;
+    hosts whose index is in ``disabled`` report disabled=True."""
+    reports = []
+    for index in range(count):
+        shape = SHAPES[index % len(SHAPES)]
+        stats = dict(shape,
+                     vcpus_used=index % 3,
+                     memory_mb_used=512 * (index % 4),
+                     local_gb_used=10 * (index % 2),
+                     cpu_allocation_ratio=2.0,
+                     ram_allocation_ratio=1.0,
+                     disk_allocation_ratio=1.0,
+                     reserved_host_memory_mb=512,
+                     availability_zone='az%d' % (1 + index % 2),
+                     disabled=index in disabled,
+                     hypervisor_type='QEMU')
+        reports.append(('%s-%02d' % (prefix, index), stats))
+    return reports
+
+
+def push_hosts(server, reports, timeout=60):
+    """Push ``reports`` from a tracker process; wait until all are stored."""
+    tracker.push_stats(server, reports)
+    expected = len({name if isinstance(name, str) else tuple(name)
+                    for name, _ in reports})
+    db_state.wait_for(
+        lambda: db_state.provider_count(server.engine) >= expected,
+        timeout, '%d hosts in the scheduler database' % expected)
+
+
+def legacy_spec(flavor, instance_uuids, availability_zone=None):
+    """The legacy nova ``request_spec`` dict for ``flavor``."""
+    properties = {'project_id': 'project-1', 'user_id': 'user-1'}
+    if availability_zone:
+        properties['availability_zone'] = availability_zone
+    return {'instance_type': dict(flavor),
+            'instance_properties': properties,
+            'instance_uuids': list(instance_uuids),
+            'num_instances': len(instance_uuids)}
+
+
+def object_spec(flavor, num_instances=1, **fields):
+    """A RequestSpec object for ``flavor``."""
+    return objects.RequestSpec(num_instances=num_instances,
+                               flavor=objects.Flavor(**flavor),
+                               project_id='project-1', user_id='user-1',
+                               **fields)
