@@ -16,6 +16,8 @@
 
 import sqlalchemy as sa
 
+from scheduler.db import types
+
 metadata = sa.MetaData()
 
 providers = sa.Table(
@@ -30,8 +32,8 @@ providers = sa.Table(
               index=True),
     sa.Column('disabled', sa.Boolean, nullable=False, default=False),
     sa.Column('availability_zone', sa.String(255), nullable=True),
-    sa.Column('reported_at', sa.DateTime, nullable=True),
-    sa.Column('created_at', sa.DateTime, nullable=False),
+    sa.Column('reported_at', types.Timestamp, nullable=True),
+    sa.Column('created_at', types.Timestamp, nullable=False),
     sa.Column('attributes', sa.Text, nullable=True),
     sa.Column('failed_builds', sa.Integer, nullable=False, default=0,
               server_default='0'),
@@ -71,8 +73,8 @@ allocations = sa.Table(
               nullable=False, index=True),
     sa.Column('resource_class', sa.String(255), nullable=False),
     sa.Column('amount', sa.BigInteger, nullable=False),
-    sa.Column('created_at', sa.DateTime, nullable=False),
-    sa.Column('confirmed_at', sa.DateTime, nullable=True),
+    sa.Column('created_at', types.Timestamp, nullable=False),
+    sa.Column('confirmed_at', types.Timestamp, nullable=True),
 )
 
 change_counter = sa.Table(
@@ -104,7 +106,7 @@ instances = sa.Table(
     sa.Column('project_id', sa.String(255), nullable=True),
     sa.Column('group_uuid', sa.String(36), nullable=True),
     sa.Column('attributes', sa.Text, nullable=True),
-    sa.Column('updated_at', sa.DateTime, nullable=False),
+    sa.Column('updated_at', types.Timestamp, nullable=False),
 )
 
 # One row per server group: claims lock it so that members of one group
@@ -122,7 +124,7 @@ group_members = sa.Table(
     sa.Column('group_uuid', sa.String(36), nullable=False, index=True),
     sa.Column('consumer_uuid', sa.String(36), nullable=False, index=True),
     sa.Column('host', sa.String(255), nullable=False),
-    sa.Column('created_at', sa.DateTime, nullable=False),
+    sa.Column('created_at', types.Timestamp, nullable=False),
     sa.UniqueConstraint('group_uuid', 'consumer_uuid',
                         name='uniq_group_members0group0consumer'),
 )

@@ -107,8 +107,9 @@ class FilterScheduler:
             self.cache.refresh(force=attempt > 0)
             plan = self._plan_settled(request, consumers, return_alternates,
                                       conflicts, token)
-            group = request.group.claim_policy() if request.group else None
             try:
+                group = (request.group.claim_policy() if request.group
+                         else None)
                 claims.claim_resources(self.db, plan.claims, group=group)
                 return plan.selections
             except exception.ClaimConflict as exc:

@@ -45,10 +45,12 @@ def _boot_group(client, group_uuid, policy):
 
 
 def _concurrent_boots(server, group_uuid, policy, boots=20, threads=10):
-    clients = [server.client() for _ in range(threads)]
+    # one client (one transport) is safe to share between threads, and
+    # closing clients is slow: share it
+    client = server.client()
     with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        futures = [pool.submit(_boot_group, clients[i % threads],
-                               group_uuid, policy) for i in range(boots)]
+        futures = [pool.submit(_boot_group, client, group_uuid, policy)
+                   for _ in range(boots)]
         return [f.result() for f in futures]
 
 

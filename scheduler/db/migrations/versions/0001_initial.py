@@ -8,6 +8,8 @@ Create Date: 2026-11-22
 import sqlalchemy as sa
 from alembic import op
 
+from scheduler.db import types
+
 revision = '0001'
 down_revision = None
 branch_labels = None
@@ -26,8 +28,8 @@ def upgrade():
         sa.Column('change_seq', sa.BigInteger, nullable=False),
         sa.Column('disabled', sa.Boolean, nullable=False),
         sa.Column('availability_zone', sa.String(255), nullable=True),
-        sa.Column('reported_at', sa.DateTime, nullable=True),
-        sa.Column('created_at', sa.DateTime, nullable=False),
+        sa.Column('reported_at', types.Timestamp, nullable=True),
+        sa.Column('created_at', types.Timestamp, nullable=False),
         sa.Column('attributes', sa.Text, nullable=True),
         sa.UniqueConstraint('uuid', name='uniq_providers0uuid'),
         sa.UniqueConstraint('host', 'nodename',
@@ -62,8 +64,8 @@ def upgrade():
                   nullable=False),
         sa.Column('resource_class', sa.String(255), nullable=False),
         sa.Column('amount', sa.BigInteger, nullable=False),
-        sa.Column('created_at', sa.DateTime, nullable=False),
-        sa.Column('confirmed_at', sa.DateTime, nullable=True),
+        sa.Column('created_at', types.Timestamp, nullable=False),
+        sa.Column('confirmed_at', types.Timestamp, nullable=True),
     )
     op.create_index('ix_allocations_consumer_uuid', 'allocations',
                     ['consumer_uuid'])

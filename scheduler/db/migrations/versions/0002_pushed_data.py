@@ -9,6 +9,8 @@ Create Date: 2026-11-22
 import sqlalchemy as sa
 from alembic import op
 
+from scheduler.db import types
+
 revision = '0002'
 down_revision = '0001'
 branch_labels = None
@@ -49,7 +51,7 @@ def upgrade():
         sa.Column('project_id', sa.String(255), nullable=True),
         sa.Column('group_uuid', sa.String(36), nullable=True),
         sa.Column('attributes', sa.Text, nullable=True),
-        sa.Column('updated_at', sa.DateTime, nullable=False),
+        sa.Column('updated_at', types.Timestamp, nullable=False),
         sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
     )
     op.create_index('ix_instances_host', 'instances', ['host'])
@@ -65,7 +67,7 @@ def upgrade():
         sa.Column('group_uuid', sa.String(36), nullable=False),
         sa.Column('consumer_uuid', sa.String(36), nullable=False),
         sa.Column('host', sa.String(255), nullable=False),
-        sa.Column('created_at', sa.DateTime, nullable=False),
+        sa.Column('created_at', types.Timestamp, nullable=False),
         sa.UniqueConstraint('group_uuid', 'consumer_uuid',
                             name='uniq_group_members0group0consumer'),
     )
