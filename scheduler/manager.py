@@ -23,6 +23,7 @@ from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
 from scheduler.driver import filter_scheduler
 from scheduler.host_state import HostStateCache
+from scheduler.weighers import image_properties as image_properties_weigher
 
 LOG = logging.getLogger(__name__)
 
@@ -73,7 +74,8 @@ class SchedulerManager:
             if batch_reports else None)
         self.host_cache = HostStateCache(
             self.db, refresh_interval=conf.scheduler.refresh_interval,
-            default_zone=conf.scheduler.default_availability_zone)
+            default_zone=conf.scheduler.default_availability_zone,
+            image_properties=_counted_image_properties(conf))
         self.notifier = notifications.SelectDestinationsNotifier(
             conf, conf.host)
         self.driver = filter_scheduler.FilterScheduler(
@@ -202,6 +204,15 @@ class SchedulerManager:
         node = None if isinstance(name, str) else node
         if not db_providers.record_build_failure(self.db, host, node):
             LOG.warning('build_failed for unknown host %r', name)
+
+
+def _counted_image_properties(conf):
+    """The image properties workers must count per host: those of
+    ImagePropertiesWeigher's setting, if that weigher is enabled."""
+    if 'ImagePropertiesWeigher' not in conf.filter_scheduler.enabled_weighers:
+        return ()
+    return tuple(image_properties_weigher.parse_setting(
+        conf.filter_scheduler.image_props_weight_setting))
 
 
 def _object_list(value, cls, field):

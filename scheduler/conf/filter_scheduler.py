@@ -146,6 +146,18 @@ filter_scheduler_opts = [
                       'build_failed) sink by this much per failure, after '
                       'normalization. The large default moves them behind '
                       'every healthy host.'),
+    cfg.ListOpt('image_props_weight_setting',
+                default=['os_distro=1.0', 'os_type=1.0'],
+                help='ImagePropertiesWeigher: "property=ratio" pairs. A '
+                     'host weighs ratio x the number of its instances whose '
+                     'image has the same value of the property as the '
+                     'request\'s image, summed over these properties. '
+                     'Only these properties are kept in memory.'),
+    cfg.FloatOpt('image_props_weight_multiplier',
+                 default=1.0,
+                 help='Multiplier of ImagePropertiesWeigher: positive '
+                      'gathers instances of similar images, negative '
+                      'spreads them.'),
 ]
 
 

@@ -1,9 +1,12 @@
 """Instances per host, as trackers report them.
 
 ``save_instances`` upserts what a host runs, ``delete_instance`` drops
-one, ``prune_host`` drops those a host no longer reports. The scheduler
-reads them per request (the hosts of given instances, for SameHost and
-DifferentHost), together with claims not yet reported by any tracker.
+one, ``prune_host`` drops those a host no longer reports (dropped rows stay
+as tombstones, stamped with the change counter like every write, so
+workers that keep instances in memory see them go:
+``load_instance_changes``). The scheduler also reads them per request (the
+hosts of given instances, for SameHost and DifferentHost), together with
+claims not yet reported by any tracker.
 """
 
 import json
@@ -33,38 +36,73 @@ def _attributes(info):
 def save_instances(db, host, infos, now=None):
     now = now or timeutils.utcnow()
     with db.writer() as session:
+        uuids = sorted(i.uuid for i in infos)
         for info in sorted(infos, key=lambda i: i.uuid):
             values = {'host': host, 'node': info.get('node'),
                       'project_id': info.get('project_id'),
                       'group_uuid': info.get('group_uuid'),
-                      'attributes': _attributes(info), 'updated_at': now}
+                      'attributes': _attributes(info), 'updated_at': now,
+                      'deleted': False, 'change_seq': 0}
             updated = session.execute(sa.update(INST).where(
                 INST.c.uuid == info.uuid).values(**values)).rowcount
             if not updated:
                 session.execute(sa.insert(INST).values(uuid=info.uuid,
                                                        **values))
+        _stamp(session, INST.c.uuid.in_(uuids))
+
+
+def _stamp(session, condition):
+    seq = db_api.next_change_seq(session)
+    session.execute(sa.update(INST).where(condition, INST.c.change_seq == 0)
+                    .values(change_seq=seq))
+
+
+def _forget(db, condition):
+    with db.writer() as session:
+        forgotten = session.execute(
+            sa.update(INST).where(condition, INST.c.deleted == sa.false())
+            .values(deleted=True, change_seq=0)).rowcount
+        if forgotten:
+            _stamp(session, condition)
+        return forgotten
 
 
 def delete_instance(db, host, instance_uuid):
-    with db.writer() as session:
-        return session.execute(sa.delete(INST).where(
-            INST.c.uuid == instance_uuid, INST.c.host == host)).rowcount
+    return _forget(db, sa.and_(INST.c.uuid == instance_uuid,
+                               INST.c.host == host))
 
 
 def prune_host(db, host, keep_uuids):
     """Forget instances of ``host`` that are not in ``keep_uuids``."""
-    with db.writer() as session:
-        query = sa.delete(INST).where(INST.c.host == host)
-        if keep_uuids:
-            query = query.where(INST.c.uuid.not_in(list(keep_uuids)))
-        return session.execute(query).rowcount
+    condition = INST.c.host == host
+    if keep_uuids:
+        condition = sa.and_(condition,
+                            INST.c.uuid.not_in(list(keep_uuids)))
+    return _forget(db, condition)
 
 
 def instances_on(db, host):
     with db.reader() as session:
         return [dict(r._mapping) for r in session.execute(
-            sa.select(INST).where(INST.c.host == host)
+            sa.select(INST).where(INST.c.host == host,
+                                  INST.c.deleted == sa.false())
             .order_by(INST.c.uuid))]
+
+
+def load_instance_changes(db, since=None):
+    """Instances changed after ``since`` (all live ones for None) as
+    ``(uuid, host, image_properties, deleted)`` tuples."""
+    query = sa.select(INST.c.uuid, INST.c.host, INST.c.attributes,
+                      INST.c.deleted)
+    if since is None:
+        query = query.where(INST.c.deleted == sa.false())
+    else:
+        query = query.where(INST.c.change_seq > since)
+    with db.reader() as session:
+        rows = session.execute(query).all()
+    return [(r.uuid, r.host,
+             json.loads(r.attributes or '{}').get('image_properties') or {},
+             bool(r.deleted)) for r in rows]
 
 
 def hosts_of(db, instance_uuids):
@@ -74,7 +112,8 @@ def hosts_of(db, instance_uuids):
         return set()
     with db.reader() as session:
         reported = session.execute(sa.select(INST.c.host).where(
-            INST.c.uuid.in_(uuids))).scalars().all()
+            INST.c.uuid.in_(uuids), INST.c.deleted == sa.false())
+        ).scalars().all()
         claimed = session.execute(
             sa.select(P.c.host).join(ALLOC, ALLOC.c.provider_id == P.c.id)
             .where(ALLOC.c.consumer_uuid.in_(uuids))).scalars().all()

@@ -107,6 +107,10 @@ instances = sa.Table(
     sa.Column('group_uuid', sa.String(36), nullable=True),
     sa.Column('attributes', sa.Text, nullable=True),
     sa.Column('updated_at', types.Timestamp, nullable=False),
+    # a forgotten instance stays as a tombstone so workers see it go
+    sa.Column('deleted', sa.Boolean, nullable=False, default=False),
+    sa.Column('change_seq', sa.BigInteger, nullable=False, default=0,
+              index=True),
 )
 
 # One row per server group: claims lock it so that members of one group

@@ -18,6 +18,7 @@ import time
 
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
+from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
 from scheduler.host_state.table import HostTable
 
@@ -25,10 +26,13 @@ from scheduler.host_state.table import HostTable
 class HostStateCache:
 
     def __init__(self, db, refresh_interval=0.0, clock=time.monotonic,
-                 default_zone=None):
+                 default_zone=None, image_properties=()):
+        """``image_properties``: the image properties to count per host
+        (ImagePropertiesWeigher); none means instances are not loaded."""
         self.db = db
         self.refresh_interval = refresh_interval
-        self.table = HostTable(default_zone=default_zone)
+        self.table = HostTable(default_zone=default_zone,
+                               image_properties=image_properties)
         self.lock = threading.RLock()
         self.last_seq = None
         self.rows_applied = 0
@@ -65,6 +69,10 @@ class HostStateCache:
                     gc.freeze()
             self.table.apply_aggregates(db_aggregates.load_aggregate_changes(
                 self.db, since=self.last_seq))
+            if self.table.image_properties.enabled:
+                self.table.image_properties.apply(
+                    db_instances.load_instance_changes(self.db,
+                                                       since=self.last_seq))
             self.last_seq = current
             self.rows_applied += len(rows)
             return len(rows)

@@ -13,6 +13,7 @@ import numpy as np
 
 from scheduler import resource_classes as rcs
 from scheduler.host_state.aggregates import AggregateIndex
+from scheduler.host_state.image_properties import ImagePropertyIndex
 
 _INITIAL_CAPACITY = 64
 
@@ -64,9 +65,10 @@ class HostTable:
     one its tracker reports, else ``default_zone``.
     """
 
-    def __init__(self, default_zone=None):
+    def __init__(self, default_zone=None, image_properties=()):
         self.default_zone = default_zone
         self.aggregates = AggregateIndex()
+        self.image_properties = ImagePropertyIndex(image_properties)
         self.size = 0
         self._allocated = _INITIAL_CAPACITY
         self.provider_id = np.zeros(self._allocated, dtype=np.int64)

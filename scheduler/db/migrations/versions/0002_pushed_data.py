@@ -52,9 +52,12 @@ def upgrade():
         sa.Column('group_uuid', sa.String(36), nullable=True),
         sa.Column('attributes', sa.Text, nullable=True),
         sa.Column('updated_at', types.Timestamp, nullable=False),
+        sa.Column('deleted', sa.Boolean, nullable=False),
+        sa.Column('change_seq', sa.BigInteger, nullable=False),
         sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
     )
     op.create_index('ix_instances_host', 'instances', ['host'])
+    op.create_index('ix_instances_change_seq', 'instances', ['change_seq'])
     op.create_table(
         'instance_groups',
         sa.Column('uuid', sa.String(36), primary_key=True),
