@@ -274,6 +274,11 @@ class Simulation:
         counts = sorted(per_host.get(h.name, 0) for h in self.hosts)
         print('Instances per host: min %d, median %d, max %d' % (
             counts[0], counts[len(counts) // 2], counts[-1]))
+        print('(The default weighers spread by absolute free RAM, CPU and '
+              'disk: the %d-GiB hosts take instances until their free RAM '
+              'falls to the level of the %d-GiB ones.)' % (
+                  max(s['memory_mb'] for s in HOST_SHAPES) // 1024,
+                  min(s['memory_mb'] for s in HOST_SHAPES) // 1024))
 
     def _overcommitted(self):
         bad = []
