@@ -4,14 +4,15 @@
 minute. Written one by one, each report is a transaction that waits for the
 global change counter and holds an RPC thread meanwhile, so a storm of
 reports starves ``select_destinations``. The manager hands validated
-reports to ``submit``, which returns at once; one writer thread stores all
-reports pending at that moment in one transaction (one counter bump),
-keeping only the newest report of each (host, node).
+reports to ``submit``: while one RPC thread writes a batch, the reports
+other threads submit wait in memory (only the newest of each (host, node)
+is kept) and those threads return at once; the writer then takes them as
+its next batch, one transaction and one counter bump per batch.
 
 A batch that fails is retried report by report, so one bad report is
 dropped (with a warning) without the others. Reports still pending when a
 worker dies are lost; trackers report again on their next period, and
-``stop()`` writes what is pending on a clean shutdown.
+``stop()`` waits for the pending ones on a clean shutdown.
 """
 
 import threading
@@ -22,7 +23,9 @@ from scheduler.db import providers as db_providers
 
 LOG = logging.getLogger(__name__)
 
-MAX_BATCH = 500
+# small enough that a batch holds its provider locks only briefly (claims
+# queue behind them), large enough to share one counter bump
+MAX_BATCH = 50
 
 
 def _newer(node, other):
@@ -31,6 +34,11 @@ def _newer(node, other):
 
 
 class ReportWriter:
+    """Combines concurrent reports into batches, without a thread of its
+    own: the RPC thread that submits a report while no batch is being
+    written writes every pending report (and whatever arrives meanwhile);
+    the other threads return at once. Writing thus gets CPU in proportion
+    to the reports coming in, and batches grow with the load."""
 
     def __init__(self, db, ratio_defaults):
         self.db = db
@@ -38,13 +46,9 @@ class ReportWriter:
         self.written = 0
         self._pending = {}
         self._busy = False
-        self._stopping = False
         self._changed = threading.Condition()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name='report-writer')
 
     def start(self):
-        self._thread.start()
         return self
 
     def submit(self, node):
@@ -53,7 +57,19 @@ class ReportWriter:
             current = self._pending.get(key)
             if current is None or _newer(node, current):
                 self._pending[key] = node
-            self._changed.notify_all()
+            if self._busy:
+                return
+            self._busy = True
+        try:
+            while True:
+                batch = self._take()
+                if not batch:
+                    return
+                self._write(batch)
+        finally:
+            with self._changed:
+                self._busy = False
+                self._changed.notify_all()
 
     def flush(self, timeout=30.0):
         """Wait until every report submitted so far is written."""
@@ -62,32 +78,12 @@ class ReportWriter:
                 lambda: not self._pending and not self._busy, timeout)
 
     def stop(self, timeout=30.0):
-        with self._changed:
-            self._stopping = True
-            self._changed.notify_all()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+        self.flush(timeout)
 
     def _take(self):
         with self._changed:
-            self._changed.wait_for(lambda: self._pending or self._stopping)
-            if not self._pending:
-                return None
             keys = list(self._pending)[:MAX_BATCH]
-            self._busy = True
             return [self._pending.pop(k) for k in keys]
-
-    def _run(self):
-        while True:
-            batch = self._take()
-            if batch is None:
-                return
-            try:
-                self._write(batch)
-            finally:
-                with self._changed:
-                    self._busy = False
-                    self._changed.notify_all()
 
     def _write(self, batch):
         try:

@@ -26,14 +26,37 @@ def get_serializer():
     return objects.SchedulerObjectSerializer()
 
 
+class Servers:
+    """The RPC servers of one worker, started and stopped together: one on
+    ``[scheduler] topic`` (decisions, pushed data) and one on the report
+    topic (trackers' casts), each with its own threads, so reports never
+    hold up a select_destinations call in its queue or its thread pool."""
+
+    def __init__(self, servers):
+        self.servers = servers
+
+    def start(self):
+        for server in self.servers:
+            server.start()
+
+    def stop(self):
+        for server in self.servers:
+            server.stop()
+
+    def wait(self):
+        for server in self.servers:
+            server.wait()
+
+
 def get_server(conf, transport, endpoints):
-    """An RPC server on ``[scheduler] topic`` with the threading executor.
+    """The worker's RPC servers (threading executor) on both topics.
 
     The server name is ``[DEFAULT] host``; calls without a server go to
     whichever worker of any scheduler takes them from the shared queue.
+    Every endpoint method is served on both topics.
     """
-    target = oslo_messaging.Target(topic=conf.scheduler.topic,
-                                   server=conf.host)
-    return oslo_messaging.get_rpc_server(
-        transport, target, endpoints, executor='threading',
-        serializer=get_serializer())
+    topics = (conf.scheduler.topic, sched_conf.scheduler.report_topic(conf))
+    return Servers([oslo_messaging.get_rpc_server(
+        transport, oslo_messaging.Target(topic=topic, server=conf.host),
+        endpoints, executor='threading', serializer=get_serializer())
+        for topic in topics])

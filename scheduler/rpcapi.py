@@ -11,13 +11,16 @@ API version history:
 
 Never rename a method or change an argument's meaning; add a minor version
 for every new method or argument, and keep the server accepting every
-older 1.x version. ``[upgrade_levels] scheduler`` caps what is sent during
-rolling upgrades; methods newer than the cap raise ``ServiceTooOld``-style
+older 1.x version. Trackers' casts go to the report topic (see
+``[scheduler] report_topic``), everything else to ``[scheduler] topic``;
+servers serve every method on both. ``[upgrade_levels] scheduler`` caps
+what is sent during rolling upgrades; methods newer than the cap raise
 ``InvalidRequest`` on the client instead of reaching an old server.
 """
 
 import oslo_messaging
 
+from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import rpc
 
@@ -37,13 +40,16 @@ class SchedulerAPI:
         self.client = oslo_messaging.get_rpc_client(
             transport, target, version_cap=self.version_cap,
             serializer=rpc.get_serializer())
+        self.report_topic = sched_conf.scheduler.report_topic(conf)
 
-    def _prepare(self, version, method):
+    def _prepare(self, version, method, topic=None):
         if not self.client.can_send_version(version):
             raise exception.InvalidRequest(
                 reason='%s needs scheduler RPC API %s but [upgrade_levels] '
                 'scheduler caps it at %s' % (method, version,
                                              self.version_cap))
+        if topic:
+            return self.client.prepare(version=version, topic=topic)
         return self.client.prepare(version=version)
 
     def select_destinations(self, ctxt, spec_obj, instance_uuids,
@@ -54,7 +60,8 @@ class SchedulerAPI:
                           return_alternates=return_alternates)
 
     def update_resource_stats(self, ctxt, name, stats):
-        cctxt = self._prepare('1.0', 'update_resource_stats')
+        cctxt = self._prepare('1.0', 'update_resource_stats',
+                              topic=self.report_topic)
         cctxt.cast(ctxt, 'update_resource_stats', name=name, stats=stats)
 
     def delete_allocations(self, ctxt, consumer_uuid):
@@ -62,7 +69,8 @@ class SchedulerAPI:
         cctxt.cast(ctxt, 'delete_allocations', consumer_uuid=consumer_uuid)
 
     def sync_instance_info(self, ctxt, host, instance_uuids):
-        cctxt = self._prepare('1.1', 'sync_instance_info')
+        cctxt = self._prepare('1.1', 'sync_instance_info',
+                              topic=self.report_topic)
         cctxt.cast(ctxt, 'sync_instance_info', host=host,
                    instance_uuids=instance_uuids)
 
@@ -75,12 +83,14 @@ class SchedulerAPI:
         cctxt.cast(ctxt, 'delete_aggregate', aggregate=aggregate)
 
     def update_instance_info(self, ctxt, host, instance_info):
-        cctxt = self._prepare('1.2', 'update_instance_info')
+        cctxt = self._prepare('1.2', 'update_instance_info',
+                              topic=self.report_topic)
         cctxt.cast(ctxt, 'update_instance_info', host=host,
                    instance_info=instance_info)
 
     def delete_instance_info(self, ctxt, host, instance_uuid):
-        cctxt = self._prepare('1.2', 'delete_instance_info')
+        cctxt = self._prepare('1.2', 'delete_instance_info',
+                              topic=self.report_topic)
         cctxt.cast(ctxt, 'delete_instance_info', host=host,
                    instance_uuid=instance_uuid)
 

@@ -10,6 +10,12 @@ scheduler_opts = [
                help='RPC topic the scheduler workers consume and the '
                     'client sends to. Every scheduler and every client of '
                     'one cloud must use the same value.'),
+    cfg.StrOpt('report_topic',
+               help='RPC topic of the reports trackers cast '
+                    '(update_resource_stats, update/delete/sync of instance '
+                    'info). Kept apart from "topic" so that a storm of '
+                    'reports never queues select_destinations calls behind '
+                    'it. Unset: "<topic>_reports".'),
     cfg.IntOpt('max_attempts',
                default=3, min=1,
                help='Maximum number of hosts a conductor tries for one '
@@ -56,6 +62,10 @@ scheduler_opts = [
                     'for instances it does not run and that are older than '
                     'this are released.'),
 ]
+
+
+def report_topic(conf):
+    return conf.scheduler.report_topic or '%s_reports' % conf.scheduler.topic
 
 
 def register_opts(conf):

@@ -1,4 +1,4 @@
-"""ReportWriter: tracker reports written in batches by one thread."""
+"""ReportWriter: tracker reports combined into batches."""
 
 import datetime
 
@@ -23,27 +23,36 @@ def _vcpus(db):
             for p in db_providers.list_providers(db)}
 
 
+def _while_busy(writer, reports_to_submit):
+    """Submit reports as other RPC threads would while a batch is being
+    written: they wait in memory and form the writer's next batch."""
+    with writer._changed:
+        writer._busy = True
+    for node in reports_to_submit:
+        writer.submit(node)
+    with writer._changed:
+        writer._busy = False
+
+
 def test_reports_are_written_and_the_newest_per_node_wins(db):
-    writer = reports.ReportWriter(db, RATIOS)
-    # nothing drains until start(): all of these land in one batch
-    writer.submit(_report('h1', 4, seconds=1))
-    writer.submit(_report('h1', 8, seconds=3))
-    writer.submit(_report('h1', 6, seconds=2))   # older than 8: ignored
-    writer.submit(_report('h2', 2))
-    writer.start()
+    writer = reports.ReportWriter(db, RATIOS).start()
+    _while_busy(writer, [_report('h1', 4, seconds=1),
+                         _report('h1', 8, seconds=3),
+                         _report('h1', 6, seconds=2),   # older than 8
+                         _report('h2', 2)])
+    writer.submit(_report('h3', 1))       # this thread writes them all
     assert writer.flush(10)
-    assert _vcpus(db) == {'h1': 8, 'h2': 2}
-    assert writer.written == 2
+    assert _vcpus(db) == {'h1': 8, 'h2': 2, 'h3': 1}
+    assert writer.written == 3
     writer.stop()
 
 
 def test_one_batch_bumps_the_change_counter_once(db):
     with db.reader() as session:
         before = db_api.current_change_seq(session)
-    writer = reports.ReportWriter(db, RATIOS)
-    for index in range(20):
-        writer.submit(_report('h%02d' % index, 4))
-    writer.start()
+    writer = reports.ReportWriter(db, RATIOS).start()
+    _while_busy(writer, [_report('h%02d' % i, 4) for i in range(19)])
+    writer.submit(_report('h19', 4))
     assert writer.flush(10)
     with db.reader() as session:
         assert db_api.current_change_seq(session) == before + 1
@@ -61,10 +70,9 @@ def test_a_report_that_fails_to_store_does_not_lose_the_others(
 
     monkeypatch.setattr(reports.db_providers, 'record_compute_nodes',
                         refuse_bad)
-    writer = reports.ReportWriter(db, RATIOS)
-    for host in ('good-1', 'bad', 'good-2'):
-        writer.submit(_report(host, 4))
-    writer.start()
+    writer = reports.ReportWriter(db, RATIOS).start()
+    _while_busy(writer, [_report(host, 4) for host in ('good-1', 'bad')])
+    writer.submit(_report('good-2', 4))
     assert writer.flush(10)
     assert set(_vcpus(db)) == {'good-1', 'good-2'}
     assert writer.written == 2
