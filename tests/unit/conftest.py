@@ -45,3 +45,11 @@ def other_db(conf, db):
     database = db_api.Database(conf)
     yield database
     database.dispose()
+
+
+@pytest.fixture
+def transport(conf):
+    """The in-process transport of ``conf``, cleaned up after the test."""
+    transport = rpc.get_transport(conf)
+    yield transport
+    transport.cleanup()

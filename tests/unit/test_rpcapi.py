@@ -15,7 +15,6 @@ from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import manager
 from scheduler import objects
-from scheduler import rpc
 from scheduler import rpcapi
 
 from . import fakes
@@ -23,13 +22,6 @@ from . import fakes
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e5f'
 NODE_UUID = '7a2c4d3f-2e3b-4d6c-8f9a-1b2c3d4e5f60'
 SERIALIZER = objects.SchedulerObjectSerializer()
-
-
-@pytest.fixture
-def transport(conf):
-    transport = rpc.get_transport(conf)
-    yield transport
-    transport.cleanup()
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import pytest
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import objects
-from scheduler import rpc
 from scheduler.client import SchedulerClient
 
 A1 = '1a2b3c4d-0000-4000-8000-000000000001'
@@ -21,13 +20,6 @@ A2 = '1a2b3c4d-0000-4000-8000-000000000002'
 I1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 CTXT = sched_context.RequestContext(project_id='p1')
 SERIALIZER = objects.SchedulerObjectSerializer()
-
-
-@pytest.fixture
-def transport(conf):
-    transport = rpc.get_transport(conf)
-    yield transport
-    transport.cleanup()
 
 
 @pytest.fixture
