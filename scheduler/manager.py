@@ -59,9 +59,9 @@ class SchedulerManager:
     target = oslo_messaging.Target(version='1.2')
 
     def __init__(self, conf, db=None, batch_reports=False):
-        """``batch_reports``: hand tracker reports to a ReportWriter thread
-        (what a daemon worker does) instead of writing each in the RPC
-        thread (simple and synchronous, for tests and tools)."""
+        """``batch_reports``: combine tracker reports into batches with a
+        ReportWriter (what a daemon worker does) instead of writing each in
+        its own transaction (simple and synchronous, for tests and tools)."""
         self.conf = conf
         self.db = db or db_api.Database(conf)
         self.ratio_defaults = {
@@ -70,7 +70,7 @@ class SchedulerManager:
             rcs.DISK_GB: conf.scheduler.default_disk_allocation_ratio,
         }
         self.report_writer = (
-            reports.ReportWriter(self.db, self.ratio_defaults).start()
+            reports.ReportWriter(self.db, self.ratio_defaults)
             if batch_reports else None)
         self.host_cache = HostStateCache(
             self.db, refresh_interval=conf.scheduler.refresh_interval,

@@ -48,9 +48,6 @@ class ReportWriter:
         self._busy = False
         self._changed = threading.Condition()
 
-    def start(self):
-        return self
-
     def submit(self, node):
         key = (node.host, node.nodename)
         with self._changed:

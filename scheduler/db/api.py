@@ -54,10 +54,6 @@ class Database:
     def engine(self):
         return self._tx.writer.get_engine()
 
-    @property
-    def dialect(self):
-        return self.engine.dialect.name
-
     def _prepare_sqlite(self, engine):
         local = self._local
 

@@ -35,7 +35,7 @@ def _while_busy(writer, reports_to_submit):
 
 
 def test_reports_are_written_and_the_newest_per_node_wins(db):
-    writer = reports.ReportWriter(db, RATIOS).start()
+    writer = reports.ReportWriter(db, RATIOS)
     _while_busy(writer, [_report('h1', 4, seconds=1),
                          _report('h1', 8, seconds=3),
                          _report('h1', 6, seconds=2),   # older than 8
@@ -50,7 +50,7 @@ def test_reports_are_written_and_the_newest_per_node_wins(db):
 def test_one_batch_bumps_the_change_counter_once(db):
     with db.reader() as session:
         before = db_api.current_change_seq(session)
-    writer = reports.ReportWriter(db, RATIOS).start()
+    writer = reports.ReportWriter(db, RATIOS)
     _while_busy(writer, [_report('h%02d' % i, 4) for i in range(19)])
     writer.submit(_report('h19', 4))
     assert writer.flush(10)
@@ -70,7 +70,7 @@ def test_a_report_that_fails_to_store_does_not_lose_the_others(
 
     monkeypatch.setattr(reports.db_providers, 'record_compute_nodes',
                         refuse_bad)
-    writer = reports.ReportWriter(db, RATIOS).start()
+    writer = reports.ReportWriter(db, RATIOS)
     _while_busy(writer, [_report(host, 4) for host in ('good-1', 'bad')])
     writer.submit(_report('good-2', 4))
     assert writer.flush(10)
@@ -80,7 +80,7 @@ def test_a_report_that_fails_to_store_does_not_lose_the_others(
 
 
 def test_stop_writes_what_is_pending(db):
-    writer = reports.ReportWriter(db, RATIOS).start()
+    writer = reports.ReportWriter(db, RATIOS)
     writer.submit(_report('late', 4))
     writer.stop()
     assert 'late' in _vcpus(db)
