@@ -24,6 +24,7 @@ from oslo_log import log as logging
 
 from scheduler import exception
 from scheduler import manager
+from scheduler import masking
 from scheduler import rpc
 from scheduler.db import api as db_api
 from scheduler.db import migration
@@ -44,9 +45,9 @@ def _retry(conf, what, probe):
             if attempt == attempts:
                 raise exception.ServiceUnavailable(
                     service=what[0], url=what[1],
-                    reason='%s (after %d attempts)' % (exc, attempts))
+                    reason='%s (after %d attempts)' % (redact(exc), attempts))
             LOG.warning('%s not reachable (%s), retry %d/%d in %.1fs',
-                        what[0], exc, attempt, attempts - 1,
+                        what[0], redact(exc), attempt, attempts - 1,
                         conf.startup_retry_interval)
             time.sleep(conf.startup_retry_interval)
 
@@ -112,13 +113,8 @@ def check_broker(conf):
 
 
 def redact(url):
-    """``url`` with its password replaced by ``***``."""
-    if not url or '@' not in url or '://' not in url:
-        return url
-    scheme, rest = url.split('://', 1)
-    creds, host = rest.rsplit('@', 1)
-    user = creds.split(':', 1)[0]
-    return '%s://%s:***@%s' % (scheme, user, host)
+    """``url`` (or any text) with every password replaced by ``***``."""
+    return masking.mask(url)
 
 
 class Worker:

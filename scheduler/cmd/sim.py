@@ -23,6 +23,7 @@ from scheduler import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import manager
+from scheduler import masking
 from scheduler import rpc
 from scheduler.client import SchedulerClient
 from scheduler.cmd import output
@@ -215,7 +216,7 @@ class Simulation:
               'conductors, database %s' % (
                   len(self.hosts), ', '.join(ZONES),
                   self.args.scheduler_workers, self.args.conductors,
-                  self.conf.database.connection))
+                  masking.mask(self.conf.database.connection)))
         print('Trackers reported in %.2fs; %d requests (%d instances) '
               'placed in %.2fs: %.0f instances/s\n' % (
                   reported, len(self.results), placed, placing,
