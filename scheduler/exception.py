@@ -59,6 +59,17 @@ class InvalidField(InvalidRequest, ValueError):
     msg_fmt = 'Invalid value for field %(field)s: %(reason)s'
 
 
+class Forbidden(SchedulerException):
+    """The caller's context does not pass the policy rule of the method.
+
+    ``rule`` names the oslo.policy rule (``scheduler:<method>``); an
+    operator grants it with a role or changes it in the policy file.
+    """
+
+    msg_fmt = ('Policy does not allow %(rule)s for this caller (roles: '
+               '%(roles)s); it needs a context that passes "%(check)s"')
+
+
 class PluginLoadError(SchedulerException):
     """The configured filter or weigher pipeline is invalid."""
 

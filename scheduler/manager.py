@@ -15,6 +15,7 @@ from scheduler import exception
 from scheduler import notifications
 from scheduler import objects
 from scheduler import plugins
+from scheduler import policy
 from scheduler import reports
 from scheduler import resource_classes as rcs
 from scheduler.db import aggregates as db_aggregates
@@ -87,6 +88,7 @@ class SchedulerManager:
         if self.report_writer is not None:
             self.report_writer.stop()
 
+    @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(exception.NoValidHost,
                                         exception.InvalidRequest)
     def select_destinations(self, ctxt, spec_obj=None, instance_uuids=None,
@@ -111,6 +113,7 @@ class SchedulerManager:
                 ctxt, spec_obj, instance_uuids=uuids,
                 return_alternates=return_alternates))
 
+    @policy.authorize('update_resource_stats')
     def update_resource_stats(self, ctxt, name=None, stats=None):
         try:
             host, node = parse_name(name)
@@ -127,6 +130,7 @@ class SchedulerManager:
         if not applied:
             LOG.debug('Ignored an out-of-date report for %s/%s', host, node)
 
+    @policy.authorize('delete_allocations')
     def delete_allocations(self, ctxt, consumer_uuid=None):
         if not uuidutils.is_uuid_like(consumer_uuid):
             LOG.warning('Rejected delete_allocations: consumer_uuid %r is '
@@ -135,6 +139,7 @@ class SchedulerManager:
         released = claims.delete_allocations(self.db, consumer_uuid)
         LOG.debug('Released %d allocations of %s', released, consumer_uuid)
 
+    @policy.authorize('sync_instance_info')
     def sync_instance_info(self, ctxt, host=None, instance_uuids=None):
         try:
             if not isinstance(host, str) or not host:
@@ -155,6 +160,7 @@ class SchedulerManager:
             LOG.info('Released %d stale allocation rows on %s', released,
                      host)
 
+    @policy.authorize('update_aggregates')
     def update_aggregates(self, ctxt, aggregates=None):
         try:
             aggregates = _object_list(aggregates, objects.Aggregate,
@@ -164,6 +170,7 @@ class SchedulerManager:
             return
         db_aggregates.save_aggregates(self.db, aggregates)
 
+    @policy.authorize('delete_aggregate')
     def delete_aggregate(self, ctxt, aggregate=None):
         # .get: an Aggregate without a uuid must not raise here
         uuid = (aggregate.get('uuid') if isinstance(aggregate,
@@ -175,6 +182,7 @@ class SchedulerManager:
             return
         db_aggregates.delete_aggregate(self.db, uuid)
 
+    @policy.authorize('update_instance_info')
     def update_instance_info(self, ctxt, host=None, instance_info=None):
         try:
             if not isinstance(host, str) or not host:
@@ -187,6 +195,7 @@ class SchedulerManager:
             return
         db_instances.save_instances(self.db, host, infos)
 
+    @policy.authorize('delete_instance_info')
     def delete_instance_info(self, ctxt, host=None, instance_uuid=None):
         if not isinstance(host, str) or not uuidutils.is_uuid_like(
                 instance_uuid):
@@ -195,6 +204,7 @@ class SchedulerManager:
             return
         db_instances.delete_instance(self.db, host, instance_uuid)
 
+    @policy.authorize('build_failed')
     def build_failed(self, ctxt, name=None):
         try:
             host, node = parse_name(name)

@@ -104,7 +104,8 @@ class Simulation:
         self.conf.set_override('heartbeat_timeout_threshold', 0,
                                'oslo_messaging_rabbit')
         self.conf.set_override('host_subset_size', 2, 'filter_scheduler')
-        self.ctxt = RequestContext(project_id='demo', user_id='demo')
+        self.ctxt = RequestContext(project_id='demo', user_id='demo',
+                                   roles=['service'])
         self.hosts = [SimulatedHost('compute%03d' % i,
                                     HOST_SHAPES[(i // 2) % len(HOST_SHAPES)],
                                     ZONES[i % len(ZONES)])

@@ -12,12 +12,13 @@ from scheduler.conf import filter_scheduler
 from scheduler.conf import messaging
 from scheduler.conf import metrics
 from scheduler.conf import pci
+from scheduler.conf import policy
 from scheduler.conf import scheduler as scheduler_group
 from scheduler.conf import service
 from scheduler.conf import upgrade_levels
 
 _MODULES = (service, scheduler_group, filter_scheduler, metrics, pci,
-            upgrade_levels, database, messaging)
+            upgrade_levels, database, messaging, policy)
 
 
 def register_all(conf: cfg.ConfigOpts) -> cfg.ConfigOpts:

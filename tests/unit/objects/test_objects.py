@@ -201,7 +201,8 @@ def test_malformed_context_is_an_expected_invalid_request():
 
 
 @pytest.mark.parametrize('ctxt, admin', [
-    (sched_context.RequestContext(is_admin=True), True),
+    # a sender's is_admin flag grants nothing; only the admin role does
+    (sched_context.RequestContext(is_admin=True), False),
     (sched_context.RequestContext(roles=['admin']), True),
     (sched_context.RequestContext(roles=['member', 'reader']), False),
     (sched_context.get_admin_context(), True),
