@@ -17,11 +17,14 @@ import os
 import signal
 import threading
 import time
+from urllib.parse import quote
+from urllib.parse import urlsplit
 
 import kombu
 import oslo_messaging
 from oslo_log import log as logging
 
+from scheduler import broker_tls
 from scheduler import exception
 from scheduler import manager
 from scheduler import masking
@@ -83,14 +86,16 @@ def _kombu_urls(conf):
             urls.append('amqp://guest:guest@localhost:5672/')
             continue
         urls.append('amqp://%s:%s@%s:%s/%s' % (
-            host.username or 'guest', host.password or 'guest',
+            quote(host.username or "guest", safe=""),
+            quote(host.password or "guest", safe=""),
             host.hostname or 'localhost', host.port or 5672,
             url.virtual_host or ''))
     return urls
 
 
 def check_broker(conf):
-    """Reach at least one of the broker hosts of ``transport_url``."""
+    """Reach at least one of the broker hosts of ``transport_url``, with
+    the TLS settings of ``[oslo_messaging_rabbit]``."""
     urls = _kombu_urls(conf)
     if not urls:
         return
@@ -98,12 +103,14 @@ def check_broker(conf):
     def probe():
         errors = []
         for url in urls:
-            connection = kombu.Connection(url, connect_timeout=5)
+            connection = kombu.Connection(url, connect_timeout=5, ssl=(
+                broker_tls.ssl_options(conf, urlsplit(url).hostname)))
             try:
                 connection.connect()
                 return
             except Exception as exc:
-                errors.append('%s: %s' % (redact(url), exc))
+                errors.append('%s: %s' % (
+                    redact(url), broker_tls.describe_error(conf, exc)))
             finally:
                 connection.release()
         raise ConnectionError('; '.join(errors))
