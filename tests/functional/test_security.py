@@ -14,21 +14,28 @@
   ``[database] connection``, no log line or output of the run shows them.
 """
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
 import uuid
 
+import oslo_messaging
 import pytest
 
+from scheduler import conf as sched_conf
 from scheduler import exception
+from scheduler.client import SchedulerClient
 from scheduler.context import RequestContext
+from tests import rst_blocks
+from tests.functional import db_state
 from tests.functional import rabbit_node
 from tests.functional import server as server_mod
 from tests.functional import workload
 
 HOSTS = 4
+ADMIN_PAGE = 'doc/admin/security.rst'
 SERVICE = RequestContext(user_id='conductor', project_id='service',
                          roles=['service'])
 MEMBER = RequestContext(user_id='u1', project_id='p1', roles=['member'])
@@ -150,3 +157,104 @@ def test_plain_amqp_to_a_tls_only_broker_fails_start_up(
 
 def _unique(prefix):
     return '%s-%s' % (prefix, uuid.uuid4().hex[:8])
+
+
+# -- least privilege on the broker -------------------------------------
+
+
+@pytest.fixture(scope='module')
+def broker_users(tmp_path_factory):
+    """A private node with the users of doc/admin/security.rst, created by
+    running that page's commands verbatim; yields (node, passwords)."""
+    require_private_node()
+    base = tmp_path_factory.mktemp('rabbit-users')
+    passwords = {user: 'S3cret-%s-%s' % (user, uuid.uuid4().hex[:8])
+                 for user in ('scheduler', 'conductor', 'tracker')}
+    commands = rst_blocks.block_containing(ADMIN_PAGE, 'add_vhost')
+    with rabbit_node.running(base / 'node') as node:
+        env = dict(node.environ(), PATH='%s:%s' % (
+            os.path.dirname(rabbit_node.CTL), os.environ['PATH']))
+        env.update({'%s_PASSWORD' % user.upper(): password
+                    for user, password in passwords.items()})
+        result = subprocess.run(['bash', '-e', '-c', commands], env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout + result.stderr
+        yield node, passwords
+
+
+def _role_url(broker_users, user, hosts=None):
+    node, passwords = broker_users
+    hosts = hosts or ['127.0.0.1:%d' % node.port]
+    return 'rabbit://%s/scheduler' % ','.join(
+        '%s:%s@%s' % (user, passwords[user], host) for host in hosts)
+
+
+def _role_client(server, url):
+    conf = sched_conf.new_config()
+    conf(['--config-file', str(server.config_path)], project='scheduler',
+         default_config_files=[])
+    conf.set_override('transport_url', url)
+    return SchedulerClient(conf)
+
+
+def _private_server(workdir, db_url, transport_url, options=None):
+    """A server with the topic names the admin page's patterns expect."""
+    values = {'DEFAULT': {'transport_url': transport_url},
+              'scheduler': {'topic': 'scheduler'}}
+    for section, more in (options or {}).items():
+        values.setdefault(section, {}).update(more)
+    server = server_mod.SchedulerServer(workdir, db_url, 1, values)
+    server.topic = 'scheduler'   # for raw_client()
+    server.db_sync()
+    return server
+
+
+@contextlib.contextmanager
+def _serving(server, *clients):
+    """Run ``server``; never use its close(): that deletes the queues of
+    its topic on the shared broker, and 'scheduler' is not ours there."""
+    server.start().wait_ready()
+    try:
+        yield server
+    finally:
+        for client in clients:
+            client.close()
+        server.stop()
+
+
+def _report_hosts(tracker, count=HOSTS):
+    for name, stats in workload.host_reports(count):
+        tracker.update_resource_stats(SERVICE, name, stats)
+
+
+def _wait_for_hosts(server, count=HOSTS):
+    _wait_for(lambda: db_state.provider_count(server.engine) >= count,
+              what='%d hosts reported by the tracker' % count)
+
+
+@pytest.mark.parametrize('backend', ['sqlite'])
+def test_each_broker_role_works_and_trackers_cannot_call(
+        broker_users, tmp_path, database_url):
+    server = _private_server(tmp_path / 'least', database_url,
+                             _role_url(broker_users, 'scheduler'))
+    tracker = _role_client(server, _role_url(broker_users, 'tracker'))
+    conductor = _role_client(server, _role_url(broker_users, 'conductor'))
+    with _serving(server, tracker, conductor):
+        _report_hosts(tracker)
+        _wait_for_hosts(server)
+        assert _place_one(conductor).host.startswith('host')
+        # a call needs a reply queue the tracker may not declare
+        with pytest.raises(oslo_messaging.MessageDeliveryFailure) as info:
+            _place_one(tracker)
+        assert ("access to queue 'reply_" in str(info.value)
+                and "refused for user 'tracker'" in str(info.value))
+        # even a bare cast to the decision topic is refused by the broker
+        raw = server.raw_client(tracker).prepare(retry=0)
+        with pytest.raises(oslo_messaging.MessageDeliveryFailure) as info:
+            raw.cast(SERVICE, 'select_destinations',
+                     spec_obj=workload.object_spec(workload.FLAVORS[0]))
+        assert ("access to topic 'scheduler' in exchange 'scheduler' in "
+                "vhost 'scheduler' refused for user 'tracker'"
+                in str(info.value))
+        assert server.count_in_log('select_destinations') == 0
+        assert not server.errors_in_log()
