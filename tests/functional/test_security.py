@@ -15,6 +15,7 @@
 """
 
 import contextlib
+import logging
 import os
 import subprocess
 import sys
@@ -258,3 +259,67 @@ def test_each_broker_role_works_and_trackers_cannot_call(
                 in str(info.value))
         assert server.count_in_log('select_destinations') == 0
         assert not server.errors_in_log()
+
+
+# -- secrets --------------------------------------------------------------
+
+
+def _run(args, timeout=120):
+    result = subprocess.run([sys.executable, '-m', *args],
+                            cwd=server_mod.ROOT, capture_output=True,
+                            text=True, timeout=timeout)
+    return result.returncode, result.stdout + result.stderr
+
+
+def _with_password(url, password):
+    scheme, rest = url.split('://', 1)
+    user, host = rest.split('@', 1)
+    return '%s://%s:%s@%s' % (scheme, user, password, host)
+
+
+@pytest.mark.parametrize('backend', ['postgresql'])
+def test_no_secret_in_any_log_line(broker_users, tmp_path, database_url,
+                                   caplog):
+    caplog.set_level(logging.DEBUG)
+    node, passwords = broker_users
+    db_password = 'Db-S3cret-%s' % uuid.uuid4().hex[:8]
+    db_url = _with_password(database_url, db_password)
+    dead = ['127.0.0.1:%d' % rabbit_node.free_port() for _ in range(2)]
+    server = _private_server(
+        tmp_path / 'secrets', db_url, _role_url(
+            broker_users, 'scheduler', [dead[0], '127.0.0.1:%d' % node.port]),
+        {'DEFAULT': {'debug': True}})
+    outputs = []
+    config = ['--config-file', str(server.config_path)]
+    outputs.append(_run(['scheduler.cmd.manage', *config, 'host', 'list']))
+    tracker = _role_client(server, _role_url(broker_users, 'tracker'))
+    conductor = _role_client(server, _role_url(broker_users, 'conductor'))
+    with _serving(server, tracker, conductor):
+        _report_hosts(tracker)
+        _wait_for_hosts(server)
+        _place_one(conductor)
+        with pytest.raises(exception.Forbidden):
+            _place_one(conductor, MEMBER)
+    # start-up failures print the URLs they could not use
+    no_broker = server_mod.SchedulerServer(
+        tmp_path / 'no-broker', db_url, 1, {'DEFAULT': {
+            'transport_url': _role_url(broker_users, 'scheduler', dead),
+            'startup_retries': 0}})
+    outputs.append(_run(['scheduler.cmd.server', '--config-file',
+                         str(no_broker.config_path)]))
+    no_database = server_mod.SchedulerServer(
+        tmp_path / 'no-database',
+        db_url.replace('127.0.0.1/', '127.0.0.1:1/'), 1)
+    outputs.append(_run(['scheduler.cmd.manage', '--config-file',
+                         str(no_database.config_path), 'db', 'version']))
+    assert [code for code, _ in outputs] == [0, 2, 2], outputs
+    assert 'scheduler:***@%s,scheduler:***@%s' % tuple(dead) in outputs[1][1]
+    assert 'postgres:***@127.0.0.1:1/' in outputs[2][1]
+
+    texts = [text for _, text in outputs] + [caplog.text] + [
+        path.read_text(errors='replace') for path in tmp_path.rglob('*')
+        if path.is_file() and path.suffix in ('.log', '.out')]
+    lines = [line for text in texts for line in text.splitlines()]
+    secrets = [db_password] + list(passwords.values())
+    leaks = [line for line in lines if any(s in line for s in secrets)]
+    assert len(lines) > 50 and not leaks, leaks[:5]
