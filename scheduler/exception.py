@@ -70,6 +70,12 @@ class Forbidden(SchedulerException):
                '%(roles)s); it needs a context that passes "%(check)s"')
 
 
+class InvalidPolicy(SchedulerException):
+    """The operator's policy file cannot be used (start-up check)."""
+
+    msg_fmt = 'Invalid policy file %(path)s: %(reason)s'
+
+
 class PluginLoadError(SchedulerException):
     """The configured filter or weigher pipeline is invalid."""
 

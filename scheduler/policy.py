@@ -103,6 +103,25 @@ def get_enforcer():
     return new_enforcer(conf)
 
 
+def check_policy_file(conf):
+    """Load the operator's policy file now, so that a file that does not
+    parse, or refers to rules nobody defined, stops start-up with
+    ``InvalidPolicy`` instead of failing every call later."""
+    enforcer = new_enforcer(conf)
+    path = conf.oslo_policy.policy_file
+    try:
+        enforcer.load_rules(force_reload=True)
+        path = enforcer.policy_path or path
+        valid = enforcer.check_rules()
+    except Exception as exc:  # oslo.policy raises yaml, OS and its own
+        raise exception.InvalidPolicy(path=path, reason='%s: %s' % (
+            type(exc).__name__, exc))
+    if not valid:
+        raise exception.InvalidPolicy(
+            path=path, reason='a rule refers to an undefined rule or to '
+            'itself (see the log)')
+
+
 def check(enforcer, ctxt, method):
     """Raise ``Forbidden`` unless ``ctxt`` passes ``scheduler:<method>``."""
     rule = PREFIX + method

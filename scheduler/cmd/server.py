@@ -13,6 +13,7 @@ from oslo_log import log as logging
 from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import plugins
+from scheduler import policy
 from scheduler import service
 
 LOG = logging.getLogger(__name__)
@@ -28,6 +29,7 @@ def main(argv=None):
         # fail fast on a bad pipeline, before any worker starts
         plugins.load_filters(conf)
         plugins.load_weighers(conf)
+        policy.check_policy_file(conf)
         service.check_database(conf)
         service.check_broker(conf)
     except exception.SchedulerException as exc:

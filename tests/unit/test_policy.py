@@ -137,3 +137,24 @@ def test_policy_entry_points_load():
         'oslo.policy.enforcer', 'scheduler').driver()
     assert enforcer.authorize('scheduler:delete_allocations', {},
                               SERVICE.to_policy_values())
+
+
+@pytest.mark.parametrize('text, words', [
+    ('"scheduler:build_failed": "rule:no_such_rule"\n', 'undefined rule'),
+    ('"scheduler:build_failed": [unclosed\n', 'Error'),
+], ids=['undefined-rule', 'not-yaml'])
+def test_bad_policy_file_stops_start_up(conf, tmp_path, text, words):
+    policy_file = tmp_path / 'policy.yaml'
+    policy_file.write_text(text)
+    conf.set_override('policy_file', str(policy_file), 'oslo_policy')
+    with pytest.raises(exception.InvalidPolicy) as info:
+        policy.check_policy_file(conf)
+    assert str(info.value).startswith(
+        'Invalid policy file %s: ' % policy_file)
+    assert words in str(info.value)
+
+
+def test_no_policy_file_keeps_the_defaults(conf, tmp_path):
+    conf.set_override('policy_file', str(tmp_path / 'absent.yaml'),
+                      'oslo_policy')
+    policy.check_policy_file(conf)
