@@ -117,6 +117,11 @@ def test_placements_over_a_tls_only_broker(tls_node, scheduler):
     assert placed and all(h.startswith('host') for h in placed)
     # the shared plain broker saw none of it: the topic lives on the node
     assert server.topic in tls_node.ctl('list_queues', 'name')
+    # the admin page's rabbitmq.conf example sets what this node runs on
+    example = rst_blocks.block_containing(ADMIN_PAGE, 'listeners.ssl')
+    running = (tls_node.base_dir / 'rabbitmq.conf').read_text()
+    for line in example.splitlines():
+        assert line.split(' = ')[0] + ' = ' in running, line
 
 
 @pytest.mark.parametrize('backend', ['sqlite'])

@@ -19,6 +19,7 @@ from scheduler import exception
 from scheduler import manager as sched_manager
 from scheduler import objects
 from scheduler import policy
+from tests import rst_blocks
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 UUID = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
@@ -84,10 +85,10 @@ def test_served_with_the_role(manager, ctxt):
 
 
 def test_policy_file_changes_a_rule(conf, db, tmp_path):
+    """The override example of doc/admin/security.rst, verbatim."""
     policy_file = tmp_path / 'policy.yaml'
-    policy_file.write_text(
-        '"scheduler:select_destinations": "rule:service_or_admin or '
-        'role:placement"\n"scheduler:build_failed": "!"\n')
+    policy_file.write_text(rst_blocks.block_containing(
+        'doc/admin/security.rst', '"scheduler:build_failed": "!"'))
     conf.set_override('policy_file', str(policy_file), 'oslo_policy')
     manager = sched_manager.SchedulerManager(conf, db)
     placement = sched_context.RequestContext(roles=['placement'])
