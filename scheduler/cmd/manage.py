@@ -16,7 +16,7 @@ from oslo_db import exception as db_exc
 from scheduler import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
-from scheduler import service
+from scheduler import masking
 from scheduler.cmd import output
 from scheduler.db import api as db_api
 from scheduler.db import migration
@@ -163,8 +163,8 @@ def main(argv=None):
     try:
         database = db_api.Database(conf, max_retries=0)
     except Exception as exc:
-        print('scheduler-manage: cannot reach the database %s: %s' %
-              (service.redact(conf.database.connection), exc),
+        print(masking.mask('scheduler-manage: cannot reach the database '
+                           '%s: %s' % (conf.database.connection, exc)),
               file=sys.stderr)
         return 2
     try:
@@ -178,9 +178,10 @@ def main(argv=None):
         return 2
     except (db_exc.DBError, sqlalchemy.exc.SQLAlchemyError) as exc:
         # the engine connects lazily: an unreachable database shows here
-        print('scheduler-manage: cannot use the database %s: %s' % (
-            service.redact(conf.database.connection),
-            str(exc).splitlines()[0]), file=sys.stderr)
+        print(masking.mask('scheduler-manage: cannot use the database '
+                           '%s: %s' % (conf.database.connection,
+                                       str(exc).splitlines()[0])),
+              file=sys.stderr)
         return 2
     finally:
         database.dispose()

@@ -34,3 +34,14 @@ def test_mask_dict_masks_urls_and_password_keys():
     assert 'pw' not in repr(masked)
     assert masked['DEFAULT']['transport_url'] == 'rabbit://a:***@h1,b:***@h2/'
     assert values['database']['password'] == 'pw4'   # a copy is masked
+
+
+def test_scheduler_manage_prints_the_database_url_masked(tmp_path, capsys):
+    from scheduler.cmd import manage
+    config = tmp_path / 'scheduler.conf'
+    config.write_text('[database]\nconnection = postgresql+psycopg2://'
+                      'sched:Db-S3cret@127.0.0.1:1/sched\n')
+    assert manage.main(['--config-file', str(config), 'db', 'version']) == 2
+    err = capsys.readouterr().err
+    assert 'postgresql+psycopg2://sched:***@127.0.0.1:1/sched' in err
+    assert 'Db-S3cret' not in err
