@@ -161,10 +161,6 @@ def test_plain_amqp_to_a_tls_only_broker_fails_start_up(
     assert 'message broker unreachable' in result.stderr
 
 
-def _unique(prefix):
-    return '%s-%s' % (prefix, uuid.uuid4().hex[:8])
-
-
 # -- least privilege on the broker -------------------------------------
 
 
