@@ -1,6 +1,7 @@
 """AggregateIoOpsFilter and AggregateNumInstancesFilter.
 
-Like IoOpsFilter / NumInstancesFilter, with the limit taken from the
+Like IoOpsFilter / NumInstancesFilter (nova's ``num_io_ops`` and
+``num_instances``, see ``host_values``), with the limit taken from the
 metadata ``max_io_ops_per_host`` / ``max_instances_per_host`` of the
 host's aggregates (the smallest if several set it), falling back to the
 ``[filter_scheduler]`` option of the same name. Vectorized.
@@ -11,6 +12,7 @@ import math
 import numpy as np
 
 from scheduler.filters import base
+from scheduler.filters import host_values
 
 
 def _limits(table, key, default):
@@ -37,7 +39,7 @@ class AggregateIoOpsFilter(base.BaseFilter):
     def filter_all(self, table, request):
         limits = _limits(table, 'max_io_ops_per_host',
                          self.conf.filter_scheduler.max_io_ops_per_host)
-        return table.column('current_workload') < limits
+        return host_values.num_io_ops(table) < limits
 
 
 class AggregateNumInstancesFilter(base.BaseFilter):
@@ -45,4 +47,4 @@ class AggregateNumInstancesFilter(base.BaseFilter):
     def filter_all(self, table, request):
         limits = _limits(table, 'max_instances_per_host',
                          self.conf.filter_scheduler.max_instances_per_host)
-        return table.column('running_vms') < limits
+        return host_values.num_instances(table) < limits
