@@ -14,7 +14,11 @@
   matching devices for every request at once.
 
 ``vendor_id`` and ``product_id`` compare case-insensitively; every other tag
-exactly (as a string).
+exactly (as a string). As in nova, some devices are only handed to requests
+that ask for them by name: physical functions (``dev_type`` ``type-PF``),
+vDPA devices (``type-VDPA``) and remote-managed devices
+(``remote_managed`` ``true``); a request for a vendor and product alone
+never gets them.
 """
 
 import collections
@@ -23,9 +27,13 @@ import json
 from scheduler import exception
 
 EXTRA_SPEC = 'pci_passthrough:alias'
-_DEVICE_TYPES = ('type-PCI', 'type-PF', 'type-VF')
+_DEVICE_TYPES = ('type-PCI', 'type-PF', 'type-VF', 'type-VDPA')
 _NUMA_POLICIES = ('required', 'legacy', 'preferred', 'socket')
 _HEX_TAGS = ('vendor_id', 'product_id')
+
+# (tag, value) of devices a request gets only if its spec names them
+_ONLY_IF_ASKED = (('dev_type', 'type-PF'), ('dev_type', 'type-VDPA'),
+                  ('remote_managed', 'true'))
 
 PciRequest = collections.namedtuple('PciRequest', 'alias count specs')
 
@@ -109,6 +117,10 @@ def host_pools(attributes):
 
 
 def _matches(tags, specs):
+    for tag, value in _ONLY_IF_ASKED:
+        if tags.get(tag) == value and not any(
+                spec.get(tag) == value for spec in specs):
+            return False
     return any(all(tags.get(tag) == value for tag, value in spec.items())
                for spec in specs)
 
