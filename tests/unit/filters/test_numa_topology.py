@@ -105,7 +105,7 @@ def test_shared_cpus_honour_the_allocation_ratio(conf, ratio, cpu_usage,
 
 
 ERRORS = [
-    ('bad policy', 4, 4096, {'hw:cpu_policy': 'mixed'}, 'hw:cpu_policy'),
+    ('bad policy', 4, 4096, {'hw:cpu_policy': 'exclusive'}, 'hw:cpu_policy'),
     ('bad node count', 4, 4096, {'hw:numa_nodes': 'two'}, 'hw:numa_nodes'),
     ('more cells than vCPUs', 2, 4096, {'hw:numa_nodes': '3'},
      'hw:numa_nodes'),
