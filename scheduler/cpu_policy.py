@@ -50,7 +50,7 @@ def cpu_set(field, text):
     return wanted - excluded if wanted else (None, excluded)
 
 
-def _setting(spec, key):
+def setting(spec, key):
     """(field name, value) of flavor extra spec ``hw:key`` or image
     property ``hw_key``; (None, None) if neither is set."""
     specs = spec.flavor.get('extra_specs') or {}
@@ -64,7 +64,7 @@ def _setting(spec, key):
 
 
 def _choice(spec, key, choices, default):
-    field, value = _setting(spec, key)
+    field, value = setting(spec, key)
     if value is None:
         return default
     if value not in choices:
@@ -78,7 +78,7 @@ _UNITS = {'kb': 1, 'k': 1, 'mb': 1024, 'm': 1024, 'gb': 1024 * 1024,
 
 
 def _page_size(spec):
-    field, value = _setting(spec, 'mem_page_size')
+    field, value = setting(spec, 'mem_page_size')
     if value is None:
         return None
     text = str(value).strip().lower()
@@ -102,7 +102,7 @@ def _dedicated(spec, policy):
         return frozenset()
     if policy == 'dedicated':
         return frozenset(range(vcpus))
-    field, mask = _setting(spec, 'cpu_dedicated_mask')
+    field, mask = setting(spec, 'cpu_dedicated_mask')
     if mask is None:
         raise _invalid('flavor.extra_specs.hw:cpu_dedicated_mask',
                        'missing: hw:cpu_policy=mixed needs it')

@@ -17,6 +17,8 @@ pinning (``pcpus``; nova's ``cpu_dedicated_set``), see
 out.
 """
 
+import json
+
 from scheduler import cpu_policy
 
 VCPU = 'VCPU'
@@ -44,3 +46,16 @@ def request_resources(spec):
     cpus = cpu_policy.guest_cpus(spec)
     return flavor_resources(spec.flavor, bool(spec.get('is_bfv')),
                             len(cpus.dedicated))
+
+
+def dedicated_cpus(numa_topology):
+    """(PCPU total, PCPU used) of a tracker's ``numa_topology`` JSON: its
+    cells' ``pcpus`` and how many of them are pinned; (0, 0) without."""
+    try:
+        cells = json.loads(numa_topology or 'null')['cells']
+        pcpus = [set(cell.get('pcpus') or ()) for cell in cells]
+        pinned = [set(cell.get('pinned_cpus') or ()) for cell in cells]
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return 0, 0
+    return (sum(len(p) for p in pcpus),
+            sum(len(p & q) for p, q in zip(pcpus, pinned)))
