@@ -4,10 +4,11 @@ Like IoOpsFilter / NumInstancesFilter (nova's ``num_io_ops`` and
 ``num_instances``, see ``host_values``), with the limit taken from the
 metadata ``max_io_ops_per_host`` / ``max_instances_per_host`` of the
 host's aggregates (the smallest if several set it), falling back to the
-``[filter_scheduler]`` option of the same name. Vectorized.
+``[filter_scheduler]`` option of the same name; as in nova, a host one
+of whose values is not an integer gets the option. Vectorized.
 """
 
-import math
+import collections
 
 import numpy as np
 
@@ -16,21 +17,19 @@ from scheduler.filters import host_values
 
 
 def _limits(table, key, default):
-    # host -> smallest valid value its aggregates set; it replaces the
-    # default (it may be higher), it is not merely capped by it
-    smallest = {}
+    # host -> its aggregates' values; as in nova, the smallest replaces the
+    # default (it may be higher), and one value that is not an integer
+    # makes the host fall back to the default
+    values = collections.defaultdict(set)
     for agg in table.aggregates.with_metadata(key):
+        for host in agg['hosts']:
+            values[host].add(agg['metadata'][key])
+    limits = np.full(table.size, float(default))
+    for host, texts in values.items():
         try:
-            value = float(agg['metadata'][key])
+            limits[table.rows_of_host(host)] = min(int(t) for t in texts)
         except ValueError:
             continue  # a typo in metadata must not break scheduling
-        if math.isnan(value):
-            continue
-        for host in agg['hosts']:
-            smallest[host] = min(value, smallest.get(host, value))
-    limits = np.full(table.size, float(default))
-    for host, value in smallest.items():
-        limits[table.rows_of_host(host)] = value
     return limits
 
 
