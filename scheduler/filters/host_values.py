@@ -41,12 +41,12 @@ _NAN = float('nan')
 
 
 def _unreported_claims(table, rc, rows):
-    # what claims hold beyond the tracker's reported usage
+    # what claims hold beyond the tracker's reported usage: the table's
+    # usage (the larger of the two) minus the report
     columns = table.resources.get(rc)
     if columns is None:
         return np.zeros(len(rows))
-    return np.maximum(columns.claimed[rows] - columns.reported_used[rows],
-                      0).astype(float)
+    return (table.used(rc, rows) - columns.reported_used[rows]).astype(float)
 
 
 def _reported_or(table, name, rows, derived):
