@@ -54,6 +54,11 @@ CASES = [
      dict(DEDICATED, **{'hw:cpu_thread_policy': 'isolate'}), ['no-smt']),
     ('require: thread siblings, SMT hosts only', 4, 2048,
      dict(DEDICATED, **{'hw:cpu_thread_policy': 'require'}), ['nova']),
+    ('emulator threads isolated: one more pCPU', 4, 2048,
+     dict(DEDICATED, **{'hw:emulator_threads_policy': 'isolate'}), []),
+    ('emulator threads isolated, room for it', 3, 2048,
+     dict(DEDICATED, **{'hw:emulator_threads_policy': 'isolate'}),
+     ['nova', 'no-smt']),
     ('mixed: pinned and shared vCPUs in one cell', 6, 2048,
      {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0-1'},
      ['nova', 'no-smt']),
@@ -112,6 +117,9 @@ RESOURCES = [
     ('dedicated', DEDICATED, {rcs.PCPU: 4}),
     ('mixed', {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0'},
      {rcs.PCPU: 3, rcs.VCPU: 1}),
+    ('emulator threads isolated', dict(
+        DEDICATED, **{'hw:emulator_threads_policy': 'isolate'}),
+     {rcs.PCPU: 5}),
 ]
 
 
