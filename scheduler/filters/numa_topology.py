@@ -89,7 +89,12 @@ def _explicit_cells(specs, nodes, vcpus, memory_mb):
 def _node_count(spec, cpus):
     field, nodes = cpu_policy.setting(spec, 'numa_nodes')
     if nodes is not None:
-        return _positive_int(field.rsplit('.', 1)[-1], nodes)
+        try:
+            return _positive_int('hw:numa_nodes', nodes)
+        except exception.InvalidField as exc:
+            # name the image property when that is where it came from
+            raise exception.InvalidField(field=field,
+                                         reason=exc.kwargs['reason'])
     if cpus.policy != 'shared' or cpus.page_size is not None:
         return 1
     return None

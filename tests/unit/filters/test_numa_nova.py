@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from scheduler import exception
 from scheduler import objects
 from scheduler import resource_classes as rcs
 from scheduler.filters import numa_topology
@@ -146,3 +147,11 @@ def test_pcpu_inventory_is_the_dedicated_set(conf):
         DEDICATED, vcpus=8, memory_mb=1024)) == []
     assert hosts.passing(plugin, table, hosts.request(
         vcpus=8, memory_mb=1024)) == ['nova', 'shared-only']
+
+
+def test_a_bad_image_property_is_named(conf):
+    plugin = numa_topology.NUMATopologyFilter(conf)
+    request = hosts.request(image={'properties': {'hw_numa_nodes': 'two'}})
+    with pytest.raises(exception.InvalidField) as caught:
+        hosts.passing(plugin, HOSTS, request)
+    assert caught.value.kwargs['field'] == 'image.properties.hw_numa_nodes'
