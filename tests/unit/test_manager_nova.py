@@ -15,7 +15,7 @@ from scheduler.db import providers as db_providers
 from tests.unit.fixtures.nova import compute_nodes
 from tests.unit.fixtures.nova import legacy_requests
 
-CTXT = sched_context.RequestContext(project_id='p1')
+CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
 NOW = datetime.datetime.now(datetime.timezone.utc).strftime(
     '%Y-%m-%dT%H:%M:%SZ')
 
