@@ -10,6 +10,7 @@ really full (no slot left unused by a false NoValidHost).
 """
 
 import json
+import subprocess
 import sys
 import threading
 
@@ -17,12 +18,14 @@ import pytest
 from oslo_utils import uuidutils
 
 from scheduler import exception
+from scheduler import rpcapi
 from scheduler.client import SchedulerClient
 from tests.functional import db_state
 from tests.functional import previous_release
 from tests.functional import workload
+from tests.unit.objects import samples
 
-pytestmark = pytest.mark.parametrize('backend', ['postgresql'])
+ON_POSTGRESQL = pytest.mark.parametrize('backend', ['postgresql'])
 
 HOSTS = 4
 HOST_STATS = {'vcpus': 8, 'memory_mb': 16384, 'local_gb': 400,
@@ -136,6 +139,7 @@ def _client(server, cap):
     return client
 
 
+@ON_POSTGRESQL
 def test_new_clients_on_auto_against_old_workers(previous_scheduler,
                                                  summary_line):
     old = previous_scheduler(workers=2)
@@ -156,6 +160,7 @@ def test_new_clients_on_auto_against_old_workers(previous_scheduler,
     assert old.errors_in_log(ignore=(OLD_WORKER_ANSWER,)) == []
 
 
+@ON_POSTGRESQL
 def test_old_clients_against_new_workers(scheduler, previous_python,
                                          summary_line):
     new = scheduler(workers=2)
@@ -180,6 +185,7 @@ def _new_db_sync(server):
     return result.stdout
 
 
+@ON_POSTGRESQL
 def test_old_and_new_workers_share_a_topic(previous_scheduler, scheduler,
                                            previous_python, summary_line):
     old = previous_scheduler(workers=1)
@@ -225,3 +231,38 @@ def test_old_and_new_workers_share_a_topic(previous_scheduler, scheduler,
     _check_placements(old, placements)
     assert old.errors_in_log() == []
     assert new.errors_in_log() == []
+
+
+LOAD_IN_PREVIOUS = '''
+import json, sys
+from scheduler import objects
+loaded = []
+for primitive in json.load(open(sys.argv[1])):
+    obj = objects.base.SchedulerObject.obj_from_primitive(primitive)
+    changed = sorted(obj.obj_what_changed())
+    loaded.append([obj.obj_name(), obj.VERSION, changed])
+print(json.dumps(loaded))
+'''
+
+
+def test_previous_release_loads_every_object_backported_to_it(
+        previous_python, tmp_path):
+    """Every object, fully populated and backported to the version the
+    previous release's RPC API names, is accepted by that release."""
+    manifest = rpcapi.OBJECT_VERSIONS[rpcapi.VERSION_ALIASES[
+        rpcapi.OLDEST_SUPPORTED]]
+    classes = samples.scheduler_objects()
+    primitives = [samples.sample(classes[name]).obj_to_primitive(
+        target_version=version, version_manifest=manifest)
+        for name, version in sorted(manifest.items())]
+    path = tmp_path / 'objects.json'
+    path.write_text(json.dumps(primitives))
+    result = subprocess.run([str(previous_python), '-c', LOAD_IN_PREVIOUS,
+                             str(path)], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    loaded = json.loads(result.stdout)
+    assert [(name, version) for name, version, _ in loaded] == sorted(
+        manifest.items())
+    for (name, _, fields), primitive in zip(loaded, primitives):
+        assert fields == sorted(primitive['scheduler_object.data']), name
