@@ -38,6 +38,7 @@ from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 
 from scheduler import conf as sched_conf
+from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import rpc
 
@@ -135,8 +136,9 @@ class _AutoCap:
         except Exception as exc:  # an old worker, or none answering
             cap = VERSION_ALIASES[OLDEST_SUPPORTED]
             LOG.info('upgrade_levels auto: no worker reported its version '
-                     '(%s); capping at %s (release %s)',
-                     type(exc).__name__, cap, OLDEST_SUPPORTED)
+                     '(%s: %s); capping at %s (release %s)',
+                     type(exc).__name__, str(exc).split('\n')[0], cap,
+                     OLDEST_SUPPORTED)
             return cap
         cap = lowest_version(s.get('rpc_version') for s in services)
         cap = cap or VERSION_ALIASES[OLDEST_SUPPORTED]
@@ -172,7 +174,7 @@ class SchedulerAPI:
         """The RPC version messages are capped at now (None: no cap);
         with ``auto``, asks the workers when the cached answer expired."""
         if self._auto is not None:
-            return self._auto.get(ctxt or {})
+            return self._auto.get(ctxt or sched_context.RequestContext())
         return self.version_cap
 
     def _prepare(self, ctxt, version, method, topic=None):

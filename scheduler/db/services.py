@@ -24,6 +24,7 @@ from oslo_log import log as logging
 from scheduler import objects
 from scheduler import version
 from scheduler.db import models
+from scheduler.db import types
 
 LOG = logging.getLogger(__name__)
 
@@ -37,13 +38,13 @@ SERVICES = sa.Table(
     sa.Column('release', sa.String(64), nullable=False),
     sa.Column('rpc_version', sa.String(16), nullable=False),
     sa.Column('object_versions', sa.Text, nullable=False),
-    sa.Column('started_at', sa.DateTime, nullable=False),
-    sa.Column('heartbeat_at', sa.DateTime, nullable=False),
+    sa.Column('started_at', types.Timestamp, nullable=False),
+    sa.Column('heartbeat_at', types.Timestamp, nullable=False),
 )
 BINARY = 'scheduler-server'
 
 
-def _now():
+def now():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
@@ -55,29 +56,28 @@ def object_versions():
             if issubclass(classes[0], objects.base.SchedulerObject)}
 
 
-def register(db, host, worker, now=None):
+def register(db, host, worker, at=None):
     """Insert this process's record; returns its id."""
     from scheduler import rpcapi  # rpcapi imports the client side
-    now = now or _now()
+    at = at or now()
     with db.writer() as session:
         result = session.execute(sa.insert(SERVICES).values(
             host=host, binary=BINARY, pid=os.getpid(), worker=worker,
             release=version.release(), rpc_version=rpcapi.RPC_API_VERSION,
             object_versions=json.dumps(object_versions(), sort_keys=True),
-            started_at=now, heartbeat_at=now))
+            started_at=at, heartbeat_at=at))
         return result.inserted_primary_key[0]
 
 
-def beat(db, service_id, now=None):
+def beat(db, service_id, at=None):
     with db.writer() as session:
         session.execute(sa.update(SERVICES).where(
-            SERVICES.c.id == service_id).values(heartbeat_at=now or _now()))
+            SERVICES.c.id == service_id).values(heartbeat_at=at or now()))
 
 
-def list_services(db, down_time, now=None, live_only=False):
+def list_services(db, down_time, at=None, live_only=False):
     """Every record, oldest first, each a dict with ``up`` (bool)."""
-    now = now or _now()
-    limit = now - datetime.timedelta(seconds=down_time)
+    limit = (at or now()) - datetime.timedelta(seconds=down_time)
     with db.reader() as session:
         rows = session.execute(sa.select(SERVICES).order_by(
             SERVICES.c.host, SERVICES.c.started_at, SERVICES.c.id)).all()
@@ -91,10 +91,10 @@ def list_services(db, down_time, now=None, live_only=False):
     return services
 
 
-def purge_services(db, older_than, now=None):
+def purge_services(db, older_than, at=None):
     """Delete records whose last heartbeat is older than ``older_than``
     (a timedelta); returns how many."""
-    limit = (now or _now()) - older_than
+    limit = (at or now()) - older_than
     with db.writer() as session:
         return session.execute(sa.delete(SERVICES).where(
             SERVICES.c.heartbeat_at < limit)).rowcount

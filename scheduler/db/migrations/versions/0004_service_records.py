@@ -12,6 +12,8 @@ Create Date: 2026-11-23
 import sqlalchemy as sa
 from alembic import op
 
+from scheduler.db import types
+
 revision = '0004'
 down_revision = '0002'
 branch_labels = None
@@ -29,7 +31,7 @@ def upgrade():
         sa.Column('release', sa.String(64), nullable=False),
         sa.Column('rpc_version', sa.String(16), nullable=False),
         sa.Column('object_versions', sa.Text, nullable=False),
-        sa.Column('started_at', sa.DateTime, nullable=False),
-        sa.Column('heartbeat_at', sa.DateTime, nullable=False),
+        sa.Column('started_at', types.Timestamp, nullable=False),
+        sa.Column('heartbeat_at', types.Timestamp, nullable=False),
     )
     op.create_index('services_heartbeat_idx', 'services', ['heartbeat_at'])
