@@ -25,9 +25,9 @@ from oslo_log import log as logging
 from scheduler import exception
 from scheduler import manager
 from scheduler import rpc
+from scheduler import worker_reporting
 from scheduler.db import api as db_api
 from scheduler.db import migration
-from scheduler.db import services as db_services
 
 LOG = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class Worker:
         transport = rpc.get_transport(self.conf)
         server = rpc.get_server(self.conf, transport, [endpoint])
         server.start()
-        db_services.start_heartbeat(self.conf, endpoint.db, self.index)
+        worker_reporting.start(self.conf, endpoint, self.index)
         LOG.info('Worker %d (pid %d) serving topic %s with %d hosts',
                  self.index, os.getpid(), self.conf.scheduler.topic,
                  endpoint.host_cache.table.size)
