@@ -65,7 +65,10 @@ def check_database(conf):
 
     version = _retry(conf, ('database', redact(url)), probe)
     head = migration.head_revision()
-    if version != head:
+    # a revision this release does not know is a later release's: its
+    # migrations only add, so this release runs on it (rolling upgrades)
+    if version != head and (version is None
+                            or migration.is_known_revision(version)):
         raise exception.InvalidRequest(
             reason='database schema is at %s, expected %s: run '
             '"scheduler-manage db sync" first' % (version, head))
