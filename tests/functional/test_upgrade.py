@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 
+import kombu
 import pytest
 from oslo_utils import uuidutils
 
@@ -190,6 +191,14 @@ def test_old_clients_against_new_workers(scheduler, previous_python,
     assert new.errors_in_log() == []
 
 
+def _consumers(queue):
+    """How many consumers RabbitMQ counts on ``queue``."""
+    with kombu.Connection('amqp://guest:guest@127.0.0.1:5672//',
+                          connect_timeout=5) as connection:
+        return connection.channel().queue_declare(
+            queue, passive=True).consumer_count
+
+
 def _new_db_sync(server):
     result = previous_release.run_module(
         sys.executable, 'scheduler.cmd.manage', '--config-file',
@@ -220,6 +229,8 @@ def test_old_and_new_workers_share_a_topic(previous_scheduler, scheduler,
         'scheduler': {'topic': old.topic},
         # new writers bump the global counter too while old workers run
         'database': {'legacy_change_counter': True}})
+    # one old and one new worker take turns on the topic's queue
+    assert _consumers(old.topic) == 2
     client = _client(new, '0.1')
     old_conductor = _actor(previous_python, old, 'place', flavor,
                            str(SLOTS))
