@@ -94,8 +94,9 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
                           '(%s): the rolling upgrade is not finished.' % (
                               len(live), len(releases),
                               ', '.join(releases)))
-        return Result(Code.SUCCESS, '%d live workers, all on release %s.'
-                      % (len(live), releases[0]))
+        return Result(Code.SUCCESS, '%d live workers, all on release %s '
+                      '(workers of release 0.1 keep no record and are not '
+                      'counted).' % (len(live), releases[0]))
 
     def _check_deprecated_options(self):
         found = deprecated_options_set(self.conf)
