@@ -40,7 +40,7 @@ from oslo_versionedobjects import base as ovo_base
 from scheduler import conf as sched_conf
 from scheduler import context as sched_context
 from scheduler import exception
-from scheduler import rpc
+from scheduler import objects
 
 LOG = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def lowest_version(versions):
     return min(versions, key=versionutils.convert_version_to_tuple)
 
 
-class _ManifestSerializer(rpc.objects.SchedulerObjectSerializer):
+class _ManifestSerializer(objects.SchedulerObjectSerializer):
     """Sends objects at the versions of ``manifest`` (None: current)."""
 
     manifest = None
