@@ -307,6 +307,12 @@ def test_new_workers_keep_records_and_auto_lifts_the_cap(scheduler):
         str(new.config_path), 'service', 'list', cwd=previous_release.ROOT)
     print(table.stdout)
     assert table.stdout.count(' up ') == 2
+    check = previous_release.run_module(
+        sys.executable, 'scheduler.cmd.status', '--config-file',
+        str(new.config_path), 'upgrade', 'check', cwd=previous_release.ROOT)
+    print(check.stdout)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert '2 live workers, all on release' in check.stdout
 
 
 def _service_list(server):
