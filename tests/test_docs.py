@@ -5,7 +5,8 @@ configuration reference is generated from the options). Every ``$ ``
 line of a ``.. code-block:: console`` in ``doc/source`` runs, in page
 order, in a sandbox whose ``~/.scheduler/scheduler.conf`` points at a
 SQLite file (the commands find it as they would find
-``/etc/scheduler/scheduler.conf``). Release notes pass ``reno lint``.
+``/etc/scheduler/scheduler.conf``); so does README's block of operator
+commands. Release notes pass ``reno lint``.
 """
 
 import os
@@ -67,6 +68,26 @@ def test_console_examples_run(page, sandbox):
         assert result.returncode in (0, 1), (command, result.stderr)
         assert 'Traceback' not in result.stdout + result.stderr, command
         assert 'usage:' not in result.stderr, command
+
+
+def _readme_operator_commands():
+    text = (ROOT / 'README.rst').read_text()
+    marker = 'a test runs these lines as\nthey are::\n'
+    after = text[text.index(marker) + len(marker):]
+    block = re.match(r'((?:\n|    .*\n)+)', after).group(1)
+    return [line.strip() for line in block.splitlines() if line.strip()]
+
+
+def test_readme_operator_commands_run(sandbox):
+    env, cwd = sandbox
+    commands = _readme_operator_commands()
+    assert commands[0] == 'scheduler-manage db sync'
+    for command in commands:
+        result = subprocess.run(shlex.split(command), env=env, cwd=cwd,
+                                capture_output=True, text=True, timeout=120)
+        # 1: "no such item" of show/delete, a warning of scheduler-status
+        assert result.returncode in (0, 1), (command, result.stderr)
+        assert 'Traceback' not in result.stdout + result.stderr, command
 
 
 def test_release_notes_lint():
