@@ -96,6 +96,12 @@ def lowest_version(versions):
     return min(versions, key=versionutils.convert_version_to_tuple)
 
 
+# answers that say nothing about the worker's release
+_NOT_AN_OLD_WORKER = tuple(
+    getattr(exception, name) for name in ('Forbidden',)
+    if hasattr(exception, name))
+
+
 class _ManifestSerializer(objects.SchedulerObjectSerializer):
     """Sends objects at the versions of ``manifest`` (None: current)."""
 
@@ -133,6 +139,8 @@ class _AutoCap:
                                     timeout=self.timeout)
         try:
             services = cctxt.call(ctxt, 'get_service_versions')
+        except _NOT_AN_OLD_WORKER:
+            raise  # e.g. a policy refusal: capping would hide it
         except Exception as exc:  # an old worker, or none answering
             cap = VERSION_ALIASES[OLDEST_SUPPORTED]
             LOG.info('upgrade_levels auto: no worker reported its version '

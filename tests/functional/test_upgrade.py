@@ -157,7 +157,8 @@ def test_new_clients_on_auto_against_old_workers(previous_scheduler,
                                                  summary_line):
     old = previous_scheduler(workers=2)
     client = _client(old, 'auto')
-    assert client.api.current_cap() == '1.2'   # old workers cannot say
+    # old workers cannot say
+    assert client.api.current_cap(workload.context()) == '1.2'
     assert old.count_in_log(OLD_WORKER_ANSWER) >= 1
     for name, stats in _hosts():
         client.update_resource_stats(workload.context(), name, stats)
@@ -300,7 +301,8 @@ def test_new_workers_keep_records_and_auto_lifts_the_cap(scheduler):
     assert [(s['worker'], s['rpc_version'], s['up']) for s in listed] == [
         (0, rpcapi.RPC_API_VERSION, True), (1, rpcapi.RPC_API_VERSION, True)]
     client = _client(new, 'auto')
-    assert client.api.current_cap() == rpcapi.RPC_API_VERSION
+    assert client.api.current_cap(workload.context()) == \
+        rpcapi.RPC_API_VERSION
     assert len(client.api.get_service_versions(workload.context())) == 2
     table = previous_release.run_module(
         sys.executable, 'scheduler.cmd.manage', '--config-file',

@@ -142,3 +142,14 @@ def test_object_manifest_picks_the_highest_entry_not_above_the_cap():
     assert rpcapi.object_manifest('1.0') is None
     assert rpcapi.object_manifest('1.2') is rpcapi.OBJECT_VERSIONS['1.2']
     assert rpcapi.object_manifest('1.9') is rpcapi.OBJECT_VERSIONS['1.2']
+
+
+def test_auto_lets_a_refusal_through_instead_of_capping(
+        conf, transport, answers, monkeypatch):
+    """A policy refusal (``exception.Forbidden`` where it exists) says
+    nothing about the worker's release: the caller sees it."""
+    monkeypatch.setattr(rpcapi, '_NOT_AN_OLD_WORKER', (PermissionError,))
+    answers.value = PermissionError('scheduler:get_service_versions')
+    api = _api(conf, transport, 'auto')
+    with pytest.raises(PermissionError):
+        api.current_cap(CTXT)
