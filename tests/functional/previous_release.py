@@ -85,6 +85,10 @@ def install(commit=PREVIOUS_RELEASE):
 
 
 ACTOR = pathlib.Path(__file__).with_name('upgrade_actor.py')
+#: roles of the actors' contexts: conductors and trackers send the service
+#: role (the previous release accepts and ignores roles; a release that
+#: enforces policy needs them)
+ACTOR_ROLES = ['service']
 ACTOR_TIMEOUT = 300
 
 
@@ -99,7 +103,7 @@ def start_actor(python_path, server, *args):
     ``server``'s config; returns the Popen (stdout piped)."""
     return subprocess.Popen(
         [str(python_path), str(ACTOR), '--config-file',
-         str(server.config_path), *args],
+         str(server.config_path), '--roles', ','.join(ACTOR_ROLES), *args],
         cwd=server.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)
 

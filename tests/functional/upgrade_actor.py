@@ -1,7 +1,7 @@
 """A conductor or a tracker of any release, as a process of its own.
 
-    PYTHON upgrade_actor.py --config-file F report HOSTS.json
-    PYTHON upgrade_actor.py --config-file F place FLAVOR.json COUNT
+    PYTHON upgrade_actor.py --config-file F [--roles R] report HOSTS.json
+    PYTHON upgrade_actor.py --config-file F [--roles R] place FLAVOR.json N
 
 Run by the previous release's interpreter (``previous_release.install()``)
 or the current one, it imports nothing but ``scheduler`` and oslo.config,
@@ -59,11 +59,14 @@ def place(client, ctxt, flavor_path, count):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--config-file', required=True)
+    parser.add_argument('--roles', default='',
+                        help='roles of the context sent, comma separated')
     parser.add_argument('action', choices=('report', 'place'))
     parser.add_argument('args', nargs='*')
     args = parser.parse_args()
     client = _client(args.config_file)
-    ctxt = RequestContext(project_id='p1', user_id='u1')
+    ctxt = RequestContext(project_id='p1', user_id='u1',
+                          roles=[r for r in args.roles.split(',') if r])
     try:
         if args.action == 'report':
             report(client, ctxt, args.args[0])
