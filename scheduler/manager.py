@@ -23,6 +23,7 @@ from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
+from scheduler.db import services as db_services
 from scheduler.driver import filter_scheduler
 from scheduler.host_state import HostStateCache
 from scheduler.weighers import image_properties as image_properties_weigher
@@ -58,7 +59,7 @@ def _check_uuid_list(value, field):
 
 class SchedulerManager:
 
-    target = oslo_messaging.Target(version='1.2')
+    target = oslo_messaging.Target(version='1.3')
 
     def __init__(self, conf, db=None, batch_reports=False):
         """``batch_reports``: combine tracker reports into batches with a
@@ -207,6 +208,16 @@ class SchedulerManager:
                         instance_uuid)
             return
         db_instances.delete_instance(self.db, host, instance_uuid)
+
+    @policy.authorize('get_service_versions')
+    def get_service_versions(self, ctxt):
+        """The live workers' records (host, pid, release, rpc_version,
+        object_versions): what ``[upgrade_levels] scheduler = auto`` caps
+        clients to. 1.3."""
+        return [{k: s[k] for k in ('host', 'pid', 'worker', 'release',
+                                   'rpc_version', 'object_versions')}
+                for s in db_services.list_services(
+                    self.db, self.conf.worker_down_time, live_only=True)]
 
     @policy.authorize('build_failed')
     def build_failed(self, ctxt, name=None):

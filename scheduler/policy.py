@@ -5,7 +5,7 @@ Every ``SchedulerManager`` RPC method is guarded by one rule,
 the caller's context must carry the ``service`` role (conductors and
 resource trackers) or the ``admin`` role. The roles are asserted by the
 sender, so the broker's users and permissions are the real boundary (see
-doc/admin/security.rst); policy guards against misconfigured or buggy
+doc/source/admin/security.rst); policy guards against misconfigured or buggy
 callers and lets an operator narrow or widen each method.
 
 Operators override rules in ``[oslo_policy] policy_file`` (``policy.yaml``
@@ -74,6 +74,8 @@ METHODS = {
     'delete_instance_info': 'Forget an instance running on a host.',
     'build_failed': 'Record a failed build on a host '
     '(BuildFailureWeigher).',
+    'get_service_versions': 'Read the live workers\' releases and RPC '
+    'versions (clients with [upgrade_levels] scheduler = auto).',
 }
 
 

@@ -29,6 +29,7 @@ from scheduler import exception
 from scheduler import manager
 from scheduler import masking
 from scheduler import rpc
+from scheduler import worker_reporting
 from scheduler.db import api as db_api
 from scheduler.db import migration
 
@@ -68,7 +69,10 @@ def check_database(conf):
 
     version = _retry(conf, ('database', redact(url)), probe)
     head = migration.head_revision()
-    if version != head:
+    # a revision this release does not know is a later release's: its
+    # migrations only add, so this release runs on it (rolling upgrades)
+    if version != head and (version is None
+                            or migration.is_known_revision(version)):
         raise exception.InvalidRequest(
             reason='database schema is at %s, expected %s: run '
             '"scheduler-manage db sync" first' % (version, head))
@@ -140,6 +144,7 @@ class Worker:
         transport = rpc.get_transport(self.conf)
         server = rpc.get_server(self.conf, transport, [endpoint])
         server.start()
+        worker_reporting.start(self.conf, endpoint, self.index)
         LOG.info('Worker %d (pid %d) serving topic %s with %d hosts',
                  self.index, os.getpid(), self.conf.scheduler.topic,
                  endpoint.host_cache.table.size)

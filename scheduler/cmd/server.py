@@ -15,6 +15,7 @@ from scheduler import exception
 from scheduler import plugins
 from scheduler import policy
 from scheduler import service
+from scheduler import version
 
 LOG = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ def main(argv=None):
     conf = sched_conf.new_config()
     logging.register_options(conf)
     conf(sys.argv[1:] if argv is None else argv, project='scheduler',
-         prog='scheduler-server')
+         prog='scheduler-server', version=version.release())
     logging.setup(conf, 'scheduler')
     try:
         # fail fast on a bad pipeline, before any worker starts

@@ -25,6 +25,7 @@ from scheduler import exception
 from scheduler import manager
 from scheduler import masking
 from scheduler import rpc
+from scheduler import version
 from scheduler.client import SchedulerClient
 from scheduler.cmd import output
 from scheduler.context import RequestContext
@@ -48,6 +49,8 @@ ZONES = ('az1', 'az2')
 def _parser():
     parser = argparse.ArgumentParser(prog='scheduler-sim',
                                      description=__doc__.split('\n\n')[1])
+    parser.add_argument('--version', action='version',
+                        version='%(prog)s ' + version.release())
     parser.add_argument('--hosts', type=int, default=40)
     parser.add_argument('--instances', type=int, default=300)
     parser.add_argument('--conductors', type=int, default=4,

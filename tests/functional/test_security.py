@@ -6,7 +6,7 @@
 * TLS: a server and clients on a private TLS-only RabbitMQ node with a
   self-signed CA place instances; a CA that did not sign the broker's
   certificate stops ``scheduler-server`` at start-up with one clear line;
-* least privilege: the broker users of doc/admin/security.rst, created by
+* least privilege: the broker users of doc/source/admin/security.rst, created by
   running that page's commands on a private node: each role works, and a
   tracker's credentials are refused when they publish a
   select_destinations call;
@@ -36,7 +36,7 @@ from tests.functional import server as server_mod
 from tests.functional import workload
 
 HOSTS = 4
-ADMIN_PAGE = 'doc/admin/security.rst'
+ADMIN_PAGE = 'doc/source/admin/security.rst'
 SERVICE = RequestContext(user_id='conductor', project_id='service',
                          roles=['service'])
 MEMBER = RequestContext(user_id='u1', project_id='p1', roles=['member'])
@@ -166,7 +166,7 @@ def test_plain_amqp_to_a_tls_only_broker_fails_start_up(
 
 @pytest.fixture(scope='module')
 def broker_users(tmp_path_factory):
-    """A private node with the users of doc/admin/security.rst, created by
+    """A private node with the users of doc/source/admin/security.rst, created by
     running that page's commands verbatim; yields (node, passwords)."""
     require_private_node()
     base = tmp_path_factory.mktemp('rabbit-users')

@@ -85,10 +85,10 @@ def test_served_with_the_role(manager, ctxt):
 
 
 def test_policy_file_changes_a_rule(conf, db, tmp_path):
-    """The override example of doc/admin/security.rst, verbatim."""
+    """The override example of doc/source/admin/security.rst, verbatim."""
     policy_file = tmp_path / 'policy.yaml'
     policy_file.write_text(rst_blocks.block_containing(
-        'doc/admin/security.rst', '"scheduler:build_failed": "!"'))
+        'doc/source/admin/security.rst', '"scheduler:build_failed": "!"'))
     conf.set_override('policy_file', str(policy_file), 'oslo_policy')
     manager = sched_manager.SchedulerManager(conf, db)
     placement = sched_context.RequestContext(roles=['placement'])

@@ -1,4 +1,4 @@
-"""The security examples in README.rst and doc/admin/security.rst are
+"""The security examples in README.rst and doc/source/admin/security.rst are
 right: the README's policy example runs as printed, and every option the
 admin page's configuration examples set exists."""
 
@@ -9,7 +9,7 @@ import sys
 from scheduler import conf as sched_conf
 from tests import rst_blocks
 
-ADMIN_PAGE = 'doc/admin/security.rst'
+ADMIN_PAGE = 'doc/source/admin/security.rst'
 
 
 def test_readme_contexts_example_runs_verbatim(tmp_path):

@@ -75,8 +75,10 @@ def test_reason_walks_the_whole_pipeline(db, driver):
     assert error.diagnosis['claim_conflicts'] == 0
 
 
-def test_empty_cloud(db, driver):
-    assert _no_valid_host(driver).reason == '0/0 hosts'
+def test_empty_cloud_says_no_host_has_reported(db, driver):
+    reason = _no_valid_host(driver).reason
+    assert reason.startswith('0/0 hosts: no hosts have reported yet')
+    assert 'update_resource_stats' in reason
 
 
 def test_admin_sees_host_names(db, driver):
