@@ -24,7 +24,6 @@ from scheduler import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import masking
-from scheduler import service
 from scheduler import version
 from scheduler.cmd import manage_extra
 from scheduler.cmd import output

@@ -6,9 +6,9 @@
 * TLS: a server and clients on a private TLS-only RabbitMQ node with a
   self-signed CA place instances; a CA that did not sign the broker's
   certificate stops ``scheduler-server`` at start-up with one clear line;
-* least privilege: the broker users of doc/source/admin/security.rst, created by
-  running that page's commands on a private node: each role works, and a
-  tracker's credentials are refused when they publish a
+* least privilege: the broker users of doc/source/admin/security.rst,
+  created by running that page's commands on a private node: each role
+  works, and a tracker's credentials are refused when they publish a
   select_destinations call;
 * secrets: with passwords in the transport URL (two hosts) and in
   ``[database] connection``, no log line or output of the run shows them.
@@ -166,8 +166,9 @@ def test_plain_amqp_to_a_tls_only_broker_fails_start_up(
 
 @pytest.fixture(scope='module')
 def broker_users(tmp_path_factory):
-    """A private node with the users of doc/source/admin/security.rst, created by
-    running that page's commands verbatim; yields (node, passwords)."""
+    """A private node with the users of doc/source/admin/security.rst,
+    created by running that page's commands verbatim; yields (node,
+    passwords)."""
     require_private_node()
     base = tmp_path_factory.mktemp('rabbit-users')
     passwords = {user: 'S3cret-%s-%s' % (user, uuid.uuid4().hex[:8])

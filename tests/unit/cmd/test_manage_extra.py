@@ -61,7 +61,8 @@ def test_service_list_shows_versions_and_who_is_down(database, run):
     status, out, _ = run('--format', 'json', 'service', 'list')
     listed = json.loads(out)
     assert [s['up'] for s in listed] == [True, False]
-    assert listed[0]['object_versions']['RequestSpec'] == objects.RequestSpec.VERSION
+    assert (listed[0]['object_versions']['RequestSpec']
+            == objects.RequestSpec.VERSION)
 
 
 def test_db_purge_deletes_only_long_gone_workers(database, run):
