@@ -12,6 +12,7 @@ from oslo_utils import uuidutils
 
 from scheduler import claims
 from scheduler import exception
+from scheduler import metrics
 from scheduler import notifications
 from scheduler import objects
 from scheduler import plugins
@@ -58,10 +59,9 @@ class SchedulerManager:
 
     target = oslo_messaging.Target(version='1.2')
 
-    def __init__(self, conf, db=None, batch_reports=False):
-        """``batch_reports``: combine tracker reports into batches with a
-        ReportWriter (what a daemon worker does) instead of writing each in
-        its own transaction (simple and synchronous, for tests and tools)."""
+    def __init__(self, conf, db=None):
+        """Tracker reports go through a ReportWriter (``report_writer``):
+        call its ``flush()`` to wait until they are written."""
         self.conf = conf
         self.db = db or db_api.Database(conf)
         self.ratio_defaults = {
@@ -69,23 +69,27 @@ class SchedulerManager:
             rcs.MEMORY_MB: conf.scheduler.default_ram_allocation_ratio,
             rcs.DISK_GB: conf.scheduler.default_disk_allocation_ratio,
         }
-        self.report_writer = (
-            reports.ReportWriter(self.db, self.ratio_defaults)
-            if batch_reports else None)
+        self.recorder = metrics.DecisionRecorder()
+        self.report_writer = reports.ReportWriter(
+            self.db, self.ratio_defaults,
+            # a heartbeat-only report is written this often (ComputeFilter)
+            fresh_for=conf.scheduler.service_down_time / 2.0,
+            recorder=self.recorder)
         self.host_cache = HostStateCache(
             self.db, refresh_interval=conf.scheduler.refresh_interval,
             default_zone=conf.scheduler.default_availability_zone,
             image_properties=_counted_image_properties(conf))
+        self.host_cache.start()
         self.notifier = notifications.SelectDestinationsNotifier(
             conf, conf.host)
         self.driver = filter_scheduler.FilterScheduler(
             conf, self.db, self.host_cache, plugins.load_filters(conf),
-            plugins.load_weighers(conf))
+            plugins.load_weighers(conf), recorder=self.recorder)
 
     def stop(self):
         """Write the reports still pending (clean shutdown)."""
-        if self.report_writer is not None:
-            self.report_writer.stop()
+        self.report_writer.stop()
+        self.host_cache.stop()
 
     @oslo_messaging.expected_exceptions(exception.NoValidHost,
                                         exception.InvalidRequest)
@@ -119,13 +123,7 @@ class SchedulerManager:
             LOG.warning('Rejected update_resource_stats for %r: %s',
                         name, exc)
             return
-        if self.report_writer is not None:
-            self.report_writer.submit(node_obj)
-            return
-        applied = db_providers.record_compute_node(
-            self.db, node_obj, self.ratio_defaults)
-        if not applied:
-            LOG.debug('Ignored an out-of-date report for %s/%s', host, node)
+        self.report_writer.submit(node_obj)
 
     def delete_allocations(self, ctxt, consumer_uuid=None):
         if not uuidutils.is_uuid_like(consumer_uuid):

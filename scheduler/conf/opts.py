@@ -7,6 +7,7 @@ namespaces (see ``etc/scheduler/scheduler-config-generator.conf``).
 
 import collections
 
+from scheduler.conf import database
 from scheduler.conf import filter_scheduler
 from scheduler.conf import metrics
 from scheduler.conf import pci
@@ -15,7 +16,7 @@ from scheduler.conf import service
 from scheduler.conf import upgrade_levels
 
 _MODULES = (service, scheduler_group, filter_scheduler, metrics, pci,
-            upgrade_levels)
+            upgrade_levels, database)
 
 
 def list_opts():

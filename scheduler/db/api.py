@@ -2,10 +2,11 @@
 
 ``Database(conf)`` is created once per worker process, after any fork.
 ``with db.writer() as session`` opens a write transaction, ``db.reader()`` a
-read-only one. ``next_change_seq(session)`` bumps the global change counter;
-call it last in a write transaction, after every provider row the
-transaction changes is already locked, so lock order is always
-providers -> inventories -> change_counter and writers cannot deadlock on it.
+read-only one; writers use ``scheduler.db.changes.write``, which wraps
+``writer()`` and records the change in the feed.
+``next_change_seq(session)`` bumps the previous release's global change
+counter (only under ``[database] legacy_change_counter``, last in the
+transaction, after the provider rows are locked).
 
 SQLite serializes writers: its write transactions start with
 ``BEGIN IMMEDIATE`` (WAL journal, 30 s busy timeout), so two processes never
@@ -47,6 +48,10 @@ class Database:
         self._tx.configure(**options)
         self._local = threading.local()
         self.is_sqlite = self.url.startswith('sqlite')
+        # see scheduler.db.changes
+        self.legacy_change_counter = bool(
+            'legacy_change_counter' in conf.database
+            and conf.database.legacy_change_counter)
         if self.is_sqlite:
             self._prepare_sqlite(self.engine)
 
