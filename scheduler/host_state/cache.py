@@ -73,6 +73,8 @@ class HostStateCache:
 
     def _poll(self):
         while not self._stop.wait(self.refresh_interval):
+            if self.position is None:
+                continue  # the cold load is the owner's (timed, logged)
             try:
                 self.refresh(force=True)
             except Exception:  # the next poll tries again
