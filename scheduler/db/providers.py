@@ -124,13 +124,7 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
         return 0, skipped
     try:
         with changes.write(db) as change:
-            changed = []
-            for node, reported_at in sorted(
-                    todo, key=lambda t: (t[0].host, t[0].nodename)):
-                provider_id = _record(change.session, node, reported_at,
-                                      ratio_defaults, now)
-                if provider_id is not None:
-                    changed.append(provider_id)
+            changed = _record_all(change.session, todo, ratio_defaults, now)
             change.providers(changed)
             return len(changed), skipped
     except db_exc.DBDuplicateEntry:
@@ -187,19 +181,43 @@ def _same(row, stored_inventories, node, ratio_defaults):
                for rc in wanted for key in _INVENTORY_KEYS)
 
 
-def _record(session, node, reported_at, ratio_defaults, now):
-    """Write one report (not stamped); its provider id, or None if
-    the report is older than the stored one."""
-    # Lock the row by primary key only once it is known to exist: on
+def _record_all(session, todo, ratio_defaults, now):
+    """Write the reports of a batch; the ids of the providers written.
+
+    Three statements for the batch (the providers' ids, their locks with
+    the stored report times, the aggregates' ratio overrides), then one
+    per provider row and one per inventory row. Reports older than the
+    stored one are ignored.
+    """
+    hosts = sorted({node.host for node, _ in todo})
+    # Lock rows by primary key only, once they are known to exist: on
     # MySQL/MariaDB a locking read of a missing row takes a gap lock, and
     # workers inserting different new hosts deadlock on each other's gaps.
-    row = session.execute(
-        sa.select(P.c.id)
-        .where(P.c.host == node.host, P.c.nodename == node.nodename)).first()
-    if row is not None:
-        row = session.execute(
-            sa.select(P.c.id, P.c.reported_at).where(P.c.id == row.id)
-            .with_for_update()).first()
+    ids = {(r.host, r.nodename): r.id for r in session.execute(
+        sa.select(P.c.id, P.c.host, P.c.nodename).where(P.c.host.in_(hosts)))}
+    stored = dict(session.execute(
+        sa.select(P.c.id, P.c.reported_at)
+        .where(P.c.id.in_(sorted(ids.values()))).order_by(P.c.id)
+        .with_for_update()).all()) if ids else {}
+    overrides = ratios.aggregate_ratios(session, hosts)
+    changed = []
+    for node, reported_at in sorted(
+            todo, key=lambda t: (t[0].host, t[0].nodename)):
+        provider_id = ids.get((node.host, node.nodename))
+        if provider_id not in stored:
+            provider_id = None
+        elif (stored[provider_id] is not None
+              and reported_at <= stored[provider_id]):
+            continue
+        changed.append(_record(session, node, provider_id, reported_at,
+                               ratio_defaults, overrides, now))
+    return changed
+
+
+def _record(session, node, provider_id, reported_at, ratio_defaults,
+            overrides, now):
+    """Write one report (not stamped) to ``provider_id`` (None: a new
+    provider); returns the provider's id."""
     values = {
         **_failed_builds(node),
         'disabled': bool(node.disabled),
@@ -207,22 +225,19 @@ def _record(session, node, reported_at, ratio_defaults, now):
         'reported_at': reported_at,
         'attributes': _attributes(node),
     }
-    if row is None:
+    new = provider_id is None
+    if new:
         provider_id = session.execute(sa.insert(P).values(
             uuid=node.get('uuid') or uuidutils.generate_uuid(),
             host=node.host, nodename=node.nodename, kind='compute',
             generation=0, change_seq=0, created_at=now,
             **values)).inserted_primary_key[0]
-    elif row.reported_at is not None and reported_at <= row.reported_at:
-        return None
     else:
-        provider_id = row.id
         session.execute(sa.update(P).where(P.c.id == provider_id).values(
             generation=P.c.generation + 1, **values))
     inventories = inventories_from_node(node, ratio_defaults)
-    ratios.apply_overrides(inventories, ratios.aggregate_ratios(
-        session, [node.host]).get(node.host, {}))
-    _write_inventories(session, provider_id, inventories, new=row is None)
+    ratios.apply_overrides(inventories, overrides.get(node.host, {}))
+    _write_inventories(session, provider_id, inventories, new=new)
     return provider_id
 
 
