@@ -136,7 +136,8 @@ class HostStateCache:
 
     def _apply_changes(self, current, epoch):
         since = self.position
-        dirty = self.table.take_dirty()
+        with self.lock:  # reload_providers may add to it meanwhile
+            dirty = self.table.take_dirty()
         rows = db_providers.load_changes(self.db, since=since, until=current)
         if dirty:
             rows += db_providers.load_changes(self.db, provider_ids=dirty)
