@@ -360,6 +360,23 @@ def load_changes(db, since=None, provider_ids=None, until=None):
     return rows
 
 
+def load_all(db):
+    """Every provider and inventory as plain tuples, for a cold load
+    (``scheduler.host_state.bulk``; its module names the columns)."""
+    providers = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
+                          P.c.generation, P.c.disabled,
+                          P.c.availability_zone, P.c.reported_at,
+                          P.c.attributes, P.c.failed_builds)
+    inventories = sa.select(INV.c.provider_id, INV.c.resource_class,
+                            INV.c.total, INV.c.reserved, INV.c.capacity,
+                            INV.c.reported_used, INV.c.claimed,
+                            INV.c.min_unit, INV.c.max_unit,
+                            INV.c.step_size, INV.c.allocation_ratio)
+    with db.reader() as session:
+        return (session.execute(providers).tuples().all(),
+                session.execute(inventories).tuples().all())
+
+
 def find_provider(db, name):
     """The provider row whose host (or nodename) is ``name``, or None."""
     with db.reader() as session:

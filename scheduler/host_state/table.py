@@ -11,13 +11,13 @@ reload of the row never erases: only ``forget`` or ``confirm`` do.
 """
 
 import datetime
-import json
 
 import numpy as np
 
 from scheduler import fit
 from scheduler import resource_classes as rcs
 from scheduler.host_state.aggregates import AggregateIndex
+from scheduler.host_state.attributes import AttributeStore
 from scheduler.host_state.image_properties import ImagePropertyIndex
 
 _INITIAL_CAPACITY = 64
@@ -93,7 +93,7 @@ class HostTable:
         self.reported_zones = []
         self.nodenames = []
         self.uuids = []
-        self.attributes = []
+        self.attributes = AttributeStore()
         self.az_names = []
         self._az_index = {}
         self._row_of = {}
@@ -136,7 +136,7 @@ class HostTable:
         self.reported_zones.append(None)
         self.nodenames.append(provider['nodename'])
         self.uuids.append(provider['uuid'])
-        self.attributes.append({})
+        self.attributes.append()
         return row
 
     def _grow(self, size):
@@ -165,13 +165,12 @@ class HostTable:
             if reported is not None else 0.0)
         self.reported_zones[row] = provider.get('availability_zone')
         self._set_zone(row)
-        attributes = provider.get('attributes')
-        if isinstance(attributes, str):
-            attributes = json.loads(attributes)
-        self.attributes[row] = attributes or {}
+        self.attributes.set(row, provider.get('attributes'))
         self.failed_builds[row] = provider.get('failed_builds') or 0
-        for name, (column, default) in self._attribute_columns.items():
-            column[row] = _number(self.attributes[row].get(name), default)
+        if self._attribute_columns:
+            attributes = self.attributes.peek(row)
+            for name, (column, default) in self._attribute_columns.items():
+                column[row] = _number(attributes.get(name), default)
         inventories = provider.get('inventories', {})
         for rc in inventories:
             if rc not in self.resources:
@@ -269,7 +268,7 @@ class HostTable:
         cached = self._attribute_columns.get(name)
         if cached is None:
             column = np.full(self._allocated, default, dtype=np.float64)
-            for row, attributes in enumerate(self.attributes):
+            for row, attributes in self.attributes.each_decoded():
                 column[row] = _number(attributes.get(name), default)
             cached = self._attribute_columns[name] = (column, default)
         return cached[0][:self.size]
