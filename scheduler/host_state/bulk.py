@@ -90,5 +90,6 @@ def _inventories(table, inventories):
             column[where] = np.fromiter(values[index], column.dtype,
                                         len(rows))
         n = table.size
+        cols.stepped = bool(np.any(cols.step_size[:n] > 1))
         cols.free[:n] = cols.capacity[:n] - np.maximum(
             cols.reported_used[:n], cols.claimed[:n] + cols.assumed[:n])

@@ -40,6 +40,8 @@ class _ResourceColumns:
         self.allocation_ratio = np.zeros(size, dtype=np.float64)
         self.free = np.zeros(size, dtype=np.int64)
         self.assumed = np.zeros(size, dtype=np.int64)
+        # does any row have a step_size above 1 (scheduler.fit)?
+        self.stepped = False
 
     def update_free(self, row):
         self.free[row] = self.capacity[row] - max(
@@ -61,6 +63,7 @@ class _ResourceColumns:
             for name in self.NAMES:
                 getattr(self, name)[row] = inventory[name]
             self.allocation_ratio[row] = inventory['allocation_ratio']
+            self.stepped = self.stepped or inventory['step_size'] > 1
         self.update_free(row)
 
 
