@@ -1,22 +1,29 @@
 """Atomic claims against the database: the race fix.
 
 Phase one of scheduling picks hosts from memory without locks; phase two,
-here, writes the claims in one transaction that re-checks capacity in SQL:
+here, writes the claims in one transaction (``scheduler.db.changes.write``)
+that re-checks capacity in SQL with the fit rule of ``scheduler.fit``, for
+every (provider, class) of the request in one statement:
 
-    UPDATE inventories SET claimed = claimed + :amount
-     WHERE provider_id = :p AND resource_class = :rc
-       AND claimed + :amount <= capacity
-       AND reported_used + :amount <= capacity ...
+    UPDATE inventories SET claimed = claimed + CASE ... END
+     WHERE provider_id IN (...) AND <amount> IS NOT NULL
+       AND claimed + <amount> <= capacity
+       AND reported_used + <amount> <= capacity ...
 
 Usage is the larger of what the tracker reported and what claims add up
-to, so both sums are checked. Zero rows updated means another worker took
-the capacity (or a report shrank it): the whole transaction rolls back and
-``ClaimConflict`` names the provider, so a request for N instances gets
-either all N claims or none.
+to, so both sums are checked. Fewer rows updated than asked for means
+another worker took the capacity (or a report shrank it): the whole
+transaction rolls back and ``ClaimConflict`` names the provider, so a
+request for N instances gets either all N claims or none.
+
+A claim of new consumers is a bounded number of statements whatever the
+number of instances: read previous claims, lock the providers, the
+UPDATE above, one multi-row INSERT, then the feed's stripe bump and stamp
+(plus the group's statements for a server group).
 
 Lock order in every writer is providers (ascending id) -> inventories ->
-change_counter, the same as ``scheduler.db.providers``; deadlocks that the
-database still reports are retried by ``wrap_db_retry``.
+feed stripe (``scheduler.db.changes``); deadlocks that the database still
+reports are retried by ``wrap_db_retry``.
 """
 
 import collections
@@ -28,7 +35,9 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 
 from scheduler import exception
+from scheduler import fit
 from scheduler.db import api as db_api
+from scheduler.db import changes
 from scheduler.db import models
 
 P = models.providers
@@ -57,34 +66,50 @@ class GroupPolicy:
     max_per_host: int = 1  # anti-affinity only
 
 
-def _lock_providers(session, provider_ids):
-    for provider_id in sorted(provider_ids):
-        locked = session.execute(
-            sa.update(P).where(P.c.id == provider_id)
-            .values(generation=P.c.generation + 1)).rowcount
-        if not locked:
-            raise exception.ClaimConflict(provider=provider_id,
-                                          resource_class='(deleted)')
+def _lock_providers(change, provider_ids):
+    if change.lock_providers(provider_ids) != len(set(provider_ids)):
+        found = set(change.session.execute(sa.select(P.c.id).where(
+            P.c.id.in_(list(provider_ids)))).scalars())
+        raise exception.ClaimConflict(
+            provider=min(set(provider_ids) - found),
+            resource_class='(deleted)')
 
 
-def _stamp_change(session, provider_ids):
-    if provider_ids:
-        seq = db_api.next_change_seq(session)
-        session.execute(sa.update(P).where(P.c.id.in_(list(provider_ids)))
-                        .values(change_seq=seq))
+class _DidNotFit(Exception):
+    """The claim UPDATE took fewer rows than asked (rolls back the
+    transaction; ``claim_resources`` then says which one)."""
+
+    def __init__(self, per_provider):
+        super().__init__()
+        self.per_provider = per_provider
+
+
+def _per_row_amount(pairs):
+    """CASE giving each (provider, class) its amount (NULL elsewhere), so
+    one statement updates many inventory rows by different amounts."""
+    return sa.case(*[(sa.and_(INV.c.provider_id == p,
+                              INV.c.resource_class == rc), amount)
+                     for (p, rc), amount in sorted(pairs.items())],
+                   else_=None)
 
 
 def _release_rows(session, rows):
+    """Give back the amounts of these allocation rows: one UPDATE and one
+    DELETE, whatever their number."""
+    if not rows:
+        return
+    pairs = collections.Counter()
     for row in rows:
-        session.execute(
-            sa.update(INV).where(INV.c.provider_id == row.provider_id,
-                                 INV.c.resource_class == row.resource_class)
-            .values(claimed=sa.case(
-                (INV.c.claimed > row.amount, INV.c.claimed - row.amount),
-                else_=0)))
-    if rows:
-        session.execute(sa.delete(ALLOC).where(
-            ALLOC.c.id.in_([r.id for r in rows])))
+        pairs[(row.provider_id, row.resource_class)] += row.amount
+    amount = _per_row_amount(pairs)
+    session.execute(
+        sa.update(INV).where(INV.c.provider_id.in_({p for p, _ in pairs}),
+                             amount.is_not(None))
+        .values(claimed=sa.case((INV.c.claimed > amount,
+                                 INV.c.claimed - amount), else_=0))
+        .execution_options(synchronize_session=False))
+    session.execute(sa.delete(ALLOC).where(
+        ALLOC.c.id.in_([r.id for r in rows])))
 
 
 def _allocations_of(session, consumers, lock=False):
@@ -104,29 +129,39 @@ def claim_resources(db, claims, now=None, group=None):
     checked against the members already placed, so concurrent requests
     of one group can't break it (``GroupPolicyConflict``).
     """
-    now = now or timeutils.utcnow()
+    try:
+        _claim(db, claims, now or timeutils.utcnow(), group)
+    except _DidNotFit as exc:
+        # read outside the rolled-back transaction: what the claim saw,
+        # less any change since (this names the provider, nothing more)
+        with db.reader() as session:
+            raise exception.ClaimConflict(**_short(session,
+                                                   exc.per_provider))
+
+
+def _claim(db, claims, now, group):
     consumers = sorted({c.consumer_uuid for c in claims})
-    with db.writer() as session:
+    with changes.write(db) as change:
+        session = change.session
         if group is not None:
             _lock_group(session, group)
             _enforce_group(session, group, claims, now)
         previous = _allocations_of(session, consumers)
         touched = {c.provider_id for c in claims}
         touched |= {r.provider_id for r in previous}
-        _lock_providers(session, touched)
+        _lock_providers(change, touched)
         if previous:
             # re-read under the provider locks: a concurrent release may
             # have taken some of them already
             _release_rows(session, _allocations_of(session, consumers,
                                                    lock=True))
-        for provider_id, resources in _per_provider(claims).items():
-            _take(session, provider_id, resources)
+        _take(session, _per_provider(claims))
         session.execute(sa.insert(ALLOC), [
             {'consumer_uuid': c.consumer_uuid, 'provider_id': c.provider_id,
              'resource_class': rc, 'amount': amount, 'created_at': now,
              'confirmed_at': None}
             for c in claims for rc, amount in sorted(c.resources.items())])
-        _stamp_change(session, touched)
+        change.providers(touched)
 
 
 def _lock_group(session, group):
@@ -191,41 +226,40 @@ def _per_provider(claims):
     return totals
 
 
-def _take(session, provider_id, resources):
-    """One conditional UPDATE for all classes of one provider."""
-    resources = {rc: amount for rc, amount in resources.items() if amount}
-    if not resources:
+def _take(session, per_provider):
+    """One conditional UPDATE for every (provider, class) of the request;
+    the fit rule is ``scheduler.fit.sql_fits``, the filters' own."""
+    pairs = {(p, rc): amount for p, resources in per_provider.items()
+             for rc, amount in resources.items() if amount}
+    if not pairs:
         return
-    amount = sa.case(*[(INV.c.resource_class == rc, amount)
-                       for rc, amount in sorted(resources.items())],
-                     else_=0)
+    amount = _per_row_amount(pairs)
     taken = session.execute(
         sa.update(INV).where(
-            INV.c.provider_id == provider_id,
-            INV.c.resource_class.in_(sorted(resources)),
-            INV.c.claimed + amount <= INV.c.capacity,
-            INV.c.reported_used + amount <= INV.c.capacity,
-            INV.c.min_unit <= amount,
-            INV.c.max_unit >= amount)
+            INV.c.provider_id.in_({p for p, _ in pairs}),
+            amount.is_not(None), fit.sql_fits(INV, amount))
         .values(claimed=INV.c.claimed + amount)
         .execution_options(synchronize_session=False)).rowcount
-    if taken != len(resources):
-        raise exception.ClaimConflict(
-            provider=provider_id,
-            resource_class=_short_class(session, provider_id, resources))
+    if taken != len(pairs):
+        raise _DidNotFit(per_provider)
 
 
-def _short_class(session, provider_id, resources):
-    """Which class did not fit (for the error only; the rare path)."""
-    rows = {r.resource_class: r for r in session.execute(
-        sa.select(INV).where(INV.c.provider_id == provider_id))}
-    for rc, amount in sorted(resources.items()):
-        row = rows.get(rc)
-        if (row is None or max(row.claimed, row.reported_used) + amount
-                > row.capacity or not row.min_unit <= amount
-                <= row.max_unit):
-            return rc
-    return ', '.join(sorted(resources))
+def _short(session, per_provider):
+    """``ClaimConflict`` arguments: the first provider and class whose
+    claim does not fit (the rare path)."""
+    rows = session.execute(sa.select(INV).where(
+        INV.c.provider_id.in_(list(per_provider)))).all()
+    for provider_id, resources in sorted(per_provider.items()):
+        mine = {r.resource_class: r for r in rows
+                if r.provider_id == provider_id}
+        for rc, amount in sorted(resources.items()):
+            row = mine.get(rc)
+            if amount and (row is None or not fit.row_fits(row, amount)):
+                return {'provider': provider_id, 'resource_class': rc}
+    # fits now: the capacity was freed again since
+    provider_id, resources = sorted(per_provider.items())[0]
+    return {'provider': provider_id,
+            'resource_class': ', '.join(sorted(resources))}
 
 
 @db_api.retry_on_deadlock
@@ -234,16 +268,17 @@ def delete_allocations(db, consumer_uuid):
 
     Idempotent: releasing a consumer with no claims does nothing.
     """
-    with db.writer() as session:
+    with changes.write(db) as change:
+        session = change.session
         rows = _allocations_of(session, [consumer_uuid])
         if not rows:
             return 0
         touched = {r.provider_id for r in rows}
-        _lock_providers(session, touched)
+        change.lock_providers(touched)
         rows = _allocations_of(session, [consumer_uuid], lock=True)
         _release_rows(session, rows)
         _forget_members(session, [consumer_uuid])
-        _stamp_change(session, touched)
+        change.providers(touched)
         return len(rows)
 
 
@@ -258,12 +293,13 @@ def sync_host_consumers(db, host, instance_uuids, grace_seconds, now=None):
     now = now or timeutils.utcnow()
     cutoff = now - datetime.timedelta(seconds=grace_seconds)
     running = set(instance_uuids)
-    with db.writer() as session:
+    with changes.write(db) as change:
+        session = change.session
         provider_ids = session.execute(
             sa.select(P.c.id).where(P.c.host == host)).scalars().all()
         if not provider_ids:
             return 0, 0
-        _lock_providers(session, provider_ids)
+        change.lock_providers(provider_ids)
         rows = session.execute(sa.select(ALLOC).where(
             ALLOC.c.provider_id.in_(provider_ids)).with_for_update()).all()
         confirm = [r.id for r in rows
@@ -275,7 +311,8 @@ def sync_host_consumers(db, host, instance_uuids, grace_seconds, now=None):
                             .values(confirmed_at=now))
         _release_rows(session, stale)
         _forget_members(session, {r.consumer_uuid for r in stale})
-        _stamp_change(session, provider_ids if stale else ())
+        if stale:
+            change.providers(provider_ids)
         return len(confirm), len(stale)
 
 

@@ -12,21 +12,14 @@ from oslo_utils import uuidutils
 
 from scheduler import claims
 from scheduler import exception
-from scheduler import notifications
 from scheduler import objects
-from scheduler.objects import nova_compat
-from scheduler import plugins
 from scheduler import policy
-from scheduler import reports
-from scheduler import resource_classes as rcs
+from scheduler import worker
+from scheduler.objects import nova_compat
 from scheduler.db import aggregates as db_aggregates
-from scheduler.db import api as db_api
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
 from scheduler.db import services as db_services
-from scheduler.driver import filter_scheduler
-from scheduler.host_state import HostStateCache
-from scheduler.weighers import image_properties as image_properties_weigher
 
 LOG = logging.getLogger(__name__)
 
@@ -61,34 +54,25 @@ class SchedulerManager:
 
     target = oslo_messaging.Target(version='1.3')
 
-    def __init__(self, conf, db=None, batch_reports=False):
-        """``batch_reports``: combine tracker reports into batches with a
-        ReportWriter (what a daemon worker does) instead of writing each in
-        its own transaction (simple and synchronous, for tests and tools)."""
+    def __init__(self, conf, db=None, parts=None):
+        """``parts``: the worker's collaborators (``scheduler.worker``),
+        built from ``conf`` (and ``db``) when not given. Tracker reports go
+        through ``report_writer``: call its ``flush()`` to wait until they
+        are written."""
         self.conf = conf
-        self.db = db or db_api.Database(conf)
-        self.ratio_defaults = {
-            rcs.VCPU: conf.scheduler.default_cpu_allocation_ratio,
-            rcs.MEMORY_MB: conf.scheduler.default_ram_allocation_ratio,
-            rcs.DISK_GB: conf.scheduler.default_disk_allocation_ratio,
-        }
-        self.report_writer = (
-            reports.ReportWriter(self.db, self.ratio_defaults)
-            if batch_reports else None)
-        self.host_cache = HostStateCache(
-            self.db, refresh_interval=conf.scheduler.refresh_interval,
-            default_zone=conf.scheduler.default_availability_zone,
-            image_properties=_counted_image_properties(conf))
-        self.notifier = notifications.SelectDestinationsNotifier(
-            conf, conf.host)
-        self.driver = filter_scheduler.FilterScheduler(
-            conf, self.db, self.host_cache, plugins.load_filters(conf),
-            plugins.load_weighers(conf))
+        parts = parts or worker.build(conf, db)
+        self.db = parts.db
+        self.ratio_defaults = parts.ratio_defaults
+        self.recorder = parts.recorder
+        self.report_writer = parts.report_writer
+        self.host_cache = parts.host_cache
+        self.notifier = parts.notifier
+        self.driver = parts.driver
 
     def stop(self):
         """Write the reports still pending (clean shutdown)."""
-        if self.report_writer is not None:
-            self.report_writer.stop()
+        self.report_writer.stop()
+        self.host_cache.stop()
 
     @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(exception.NoValidHost,
@@ -127,13 +111,7 @@ class SchedulerManager:
             LOG.warning('Rejected update_resource_stats for %r: %s',
                         name, exc)
             return
-        if self.report_writer is not None:
-            self.report_writer.submit(node_obj)
-            return
-        applied = db_providers.record_compute_node(
-            self.db, node_obj, self.ratio_defaults)
-        if not applied:
-            LOG.debug('Ignored an out-of-date report for %s/%s', host, node)
+        self.report_writer.submit(node_obj)
 
     @policy.authorize('delete_allocations')
     def delete_allocations(self, ctxt, consumer_uuid=None):
@@ -229,15 +207,6 @@ class SchedulerManager:
         node = None if isinstance(name, str) else node
         if not db_providers.record_build_failure(self.db, host, node):
             LOG.warning('build_failed for unknown host %r', name)
-
-
-def _counted_image_properties(conf):
-    """The image properties workers must count per host: those of
-    ImagePropertiesWeigher's setting, if that weigher is enabled."""
-    if 'ImagePropertiesWeigher' not in conf.filter_scheduler.enabled_weighers:
-        return ()
-    return tuple(image_properties_weigher.parse_setting(
-        conf.filter_scheduler.image_props_weight_setting))
 
 
 def _object_list(value, cls, field):

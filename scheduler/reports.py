@@ -1,13 +1,15 @@
 """ReportWriter: a worker's tracker reports, written in batches.
 
 ``update_resource_stats`` is a cast that thousands of trackers send every
-minute. Written one by one, each report is a transaction that waits for the
-global change counter and holds an RPC thread meanwhile, so a storm of
-reports starves ``select_destinations``. The manager hands validated
-reports to ``submit``: while one RPC thread writes a batch, the reports
-other threads submit wait in memory (only the newest of each (host, node)
-is kept) and those threads return at once; the writer then takes them as
-its next batch, one transaction and one counter bump per batch.
+minute. It is the only way reports reach the database: the manager hands
+validated reports to ``submit``; while one RPC thread writes a batch, the
+reports other threads submit wait in memory (only the newest of each
+(host, node) is kept) and those threads return at once; the writer then
+takes them as its next batch: one read of what is stored, then one write
+transaction (one feed stamp) for the reports that change something
+(``scheduler.db.providers.record_compute_nodes``: a report that repeats
+what is stored costs no write). ``flush()`` waits until every report
+submitted so far is written (tests call it before they look).
 
 A batch that fails is retried report by report, so one bad report is
 dropped (with a warning) without the others. Reports still pending when a
@@ -40,9 +42,13 @@ class ReportWriter:
     the other threads return at once. Writing thus gets CPU in proportion
     to the reports coming in, and batches grow with the load."""
 
-    def __init__(self, db, ratio_defaults):
+    def __init__(self, db, ratio_defaults, fresh_for=None, recorder=None):
+        """``fresh_for``: see ``record_compute_nodes``; ``recorder``: a
+        ``scheduler.metrics.DecisionRecorder`` counting reports."""
         self.db = db
         self.ratio_defaults = ratio_defaults
+        self.fresh_for = fresh_for
+        self.recorder = recorder
         self.written = 0
         self._pending = {}
         self._busy = False
@@ -84,9 +90,11 @@ class ReportWriter:
 
     def _write(self, batch):
         try:
-            db_providers.record_compute_nodes(self.db, batch,
-                                              self.ratio_defaults)
+            written, unchanged = db_providers.absorb_reports(
+                self.db, batch, self.ratio_defaults, fresh_for=self.fresh_for)
             self.written += len(batch)
+            if self.recorder is not None:
+                self.recorder.reports(written, unchanged)
             return
         except Exception:
             if len(batch) == 1:

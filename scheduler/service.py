@@ -139,7 +139,7 @@ class Worker:
     def run(self):
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
-        endpoint = manager.SchedulerManager(self.conf, batch_reports=True)
+        endpoint = manager.SchedulerManager(self.conf)
         endpoint.host_cache.refresh(force=True)
         transport = rpc.get_transport(self.conf)
         server = rpc.get_server(self.conf, transport, [endpoint])

@@ -1,6 +1,8 @@
 """``scheduler-bench``: measure the scheduler against its scale targets.
 
-    scheduler-bench [latency|storm|fill|churn|batch|all] [--quick]
+    scheduler-bench [latency|storm|fill|churn|batch|steady|writers|million|
+                     all]
+                    [--quick]
                     [--db postgresql|mariadb|sqlite]
                     [--output-dir bench-results] [--plot] [--hosts N ...]
 
@@ -28,8 +30,9 @@ from scheduler.bench import report
 from scheduler import version
 from scheduler.bench.options import Options
 
-SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch')
-RPC_ONLY = ('storm', 'churn', 'batch')
+SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'steady', 'writers',
+             'million')
+RPC_ONLY = ('storm', 'churn', 'batch', 'steady')
 
 
 def _parser():

@@ -108,7 +108,7 @@ def host_show(database, args):
         print('No host named %s' % args.name, file=sys.stderr)
         return 1
     host = db_providers.load_changes(database,
-                                     provider_ids=[found['id']])[0][0]
+                                     provider_ids=[found['id']])[0]
     allocations = claims.list_allocations(database, host=host['host'])
     allocations = [a for a in allocations
                    if a['provider_id'] == host['id']]

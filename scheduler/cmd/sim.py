@@ -122,7 +122,7 @@ class Simulation:
         migration.db_sync(self.db)
         self.transport = rpc.get_transport(self.conf)
         self.managers = [manager.SchedulerManager(
-            self.conf, db_api.Database(self.conf), batch_reports=True)
+            self.conf, db_api.Database(self.conf))
             for _ in range(self.args.scheduler_workers)]
         self.servers = [rpc.get_server(self.conf, self.transport, [m])
                         for m in self.managers]

@@ -7,6 +7,7 @@ namespaces (see ``etc/scheduler/scheduler-config-generator.conf``).
 
 import collections
 
+from scheduler.conf import database
 from scheduler.conf import filter_scheduler
 from scheduler.conf import heartbeat
 from scheduler.conf import metrics
@@ -17,7 +18,7 @@ from scheduler.conf import service
 from scheduler.conf import upgrade_levels
 
 _MODULES = (service, heartbeat, scheduler_group, filter_scheduler, metrics,
-            pci, prometheus, upgrade_levels)
+            pci, prometheus, upgrade_levels, database)
 
 
 def list_opts():

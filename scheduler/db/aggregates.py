@@ -1,9 +1,10 @@
 """Aggregates pushed by their owner, and the changes workers pull.
 
 ``save_aggregates`` replaces each aggregate's name, hosts and metadata;
-``delete_aggregate`` leaves a tombstone so workers notice; both stamp the
-rows with the global change counter like every other write.
-``load_aggregate_changes(since)`` returns what changed after ``since``.
+``delete_aggregate`` leaves a tombstone so workers notice; both record the
+change in the feed (``scheduler.db.changes.write``) like every other write.
+``load_aggregate_changes(since)`` returns what changed after feed position
+``since``.
 """
 
 import json
@@ -11,6 +12,7 @@ import json
 import sqlalchemy as sa
 
 from scheduler.db import api as db_api
+from scheduler.db import changes
 from scheduler.db import models
 from scheduler.db import ratios
 
@@ -21,7 +23,8 @@ AGG = models.aggregates
 def save_aggregates(db, aggregates):
     """Create or replace aggregates; re-derive allocation ratios of the
     hosts that gain or lose a ratio-setting aggregate."""
-    with db.writer() as session:
+    with changes.write(db) as change:
+        session = change.session
         uuids = sorted(a.uuid for a in aggregates)
         rerated = _ratio_hosts(session, uuids)
         for agg in sorted(aggregates, key=lambda a: a.uuid):
@@ -38,7 +41,7 @@ def save_aggregates(db, aggregates):
             if not updated:
                 session.execute(sa.insert(AGG).values(uuid=agg.uuid,
                                                       **values))
-        _stamp(session, uuids, ratios.recompute_hosts(session, rerated))
+        _stamp(change, uuids, ratios.recompute_hosts(change, rerated))
 
 
 def _ratio_hosts(session, uuids):
@@ -50,37 +53,34 @@ def _ratio_hosts(session, uuids):
     return hosts
 
 
-def _stamp(session, uuids, provider_ids):
-    """Last, as in every writer: bump the counter, stamp what changed."""
-    seq = db_api.next_change_seq(session)
-    session.execute(sa.update(AGG).where(AGG.c.uuid.in_(uuids))
-                    .values(change_seq=seq))
-    if provider_ids:
-        session.execute(sa.update(models.providers).where(
-            models.providers.c.id.in_(provider_ids)).values(change_seq=seq))
+def _stamp(change, uuids, provider_ids):
+    """Record what changed; the feed stamps it just before COMMIT."""
+    change.rows(AGG, AGG.c.uuid.in_(uuids))
+    change.providers(provider_ids)
 
 
 @db_api.retry_on_deadlock
 def delete_aggregate(db, aggregate_uuid):
     """Tombstone an aggregate; returns False if it was unknown."""
-    with db.writer() as session:
+    with changes.write(db) as change:
+        session = change.session
         rerated = _ratio_hosts(session, [aggregate_uuid])
         found = session.execute(sa.update(AGG).where(
             AGG.c.uuid == aggregate_uuid, AGG.c.deleted == sa.false())
             .values(deleted=True, hosts_json='[]', metadata_json='{}',
                     change_seq=0)).rowcount
         if found:
-            _stamp(session, [aggregate_uuid],
-                   ratios.recompute_hosts(session, rerated))
+            _stamp(change, [aggregate_uuid],
+                   ratios.recompute_hosts(change, rerated))
         return bool(found)
 
 
-def load_aggregate_changes(db, since=None):
+def load_aggregate_changes(db, since=None, until=None):
     """Aggregates changed after ``since`` (all for None), as dicts with
     ``uuid``, ``name``, ``hosts``, ``metadata`` and ``deleted``."""
     query = sa.select(AGG)
     if since is not None:
-        query = query.where(AGG.c.change_seq > since)
+        query = query.where(changes.changed_after(AGG, since, until))
     with db.reader() as session:
         rows = session.execute(query).all()
     return [{'uuid': r.uuid, 'name': r.name, 'deleted': bool(r.deleted),

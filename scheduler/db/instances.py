@@ -2,7 +2,7 @@
 
 ``save_instances`` upserts what a host runs, ``delete_instance`` drops
 one, ``prune_host`` drops those a host no longer reports (dropped rows stay
-as tombstones, stamped with the change counter like every write, so
+as tombstones, recorded in the change feed like every write, so
 workers that keep instances in memory see them go:
 ``load_instance_changes``). The scheduler also reads them per request (the
 hosts of given instances, for SameHost and DifferentHost), together with
@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from oslo_utils import timeutils
 
 from scheduler.db import api as db_api
+from scheduler.db import changes
 from scheduler.db import models
 
 INST = models.instances
@@ -35,35 +36,35 @@ def _attributes(info):
 @db_api.retry_on_deadlock
 def save_instances(db, host, infos, now=None):
     now = now or timeutils.utcnow()
-    with db.writer() as session:
+    with changes.write(db) as change:
+        session = change.session
         uuids = sorted(i.uuid for i in infos)
         for info in sorted(infos, key=lambda i: i.uuid):
             values = {'host': host, 'node': info.get('node'),
                       'project_id': info.get('project_id'),
                       'group_uuid': info.get('group_uuid'),
                       'attributes': _attributes(info), 'updated_at': now,
-                      'deleted': False, 'change_seq': 0}
+                      'deleted': False, 'change_seq': 0, 'feed_seq': 0}
             updated = session.execute(sa.update(INST).where(
                 INST.c.uuid == info.uuid).values(**values)).rowcount
             if not updated:
                 session.execute(sa.insert(INST).values(uuid=info.uuid,
                                                        **values))
-        _stamp(session, INST.c.uuid.in_(uuids))
+        _stamp(change, INST.c.uuid.in_(uuids))
 
 
-def _stamp(session, condition):
-    seq = db_api.next_change_seq(session)
-    session.execute(sa.update(INST).where(condition, INST.c.change_seq == 0)
-                    .values(change_seq=seq))
+def _stamp(change, condition):
+    # the rows this transaction wrote carry feed_seq 0 until stamped
+    change.rows(INST, sa.and_(condition, INST.c.feed_seq == 0))
 
 
 def _forget(db, condition):
-    with db.writer() as session:
-        forgotten = session.execute(
+    with changes.write(db) as change:
+        forgotten = change.session.execute(
             sa.update(INST).where(condition, INST.c.deleted == sa.false())
-            .values(deleted=True, change_seq=0)).rowcount
+            .values(deleted=True, change_seq=0, feed_seq=0)).rowcount
         if forgotten:
-            _stamp(session, condition)
+            _stamp(change, condition)
         return forgotten
 
 
@@ -89,7 +90,7 @@ def instances_on(db, host):
             .order_by(INST.c.uuid))]
 
 
-def load_instance_changes(db, since=None):
+def load_instance_changes(db, since=None, until=None):
     """Instances changed after ``since`` (all live ones for None) as
     ``(uuid, host, image_properties, deleted)`` tuples."""
     query = sa.select(INST.c.uuid, INST.c.host, INST.c.attributes,
@@ -97,7 +98,7 @@ def load_instance_changes(db, since=None):
     if since is None:
         query = query.where(INST.c.deleted == sa.false())
     else:
-        query = query.where(INST.c.change_seq > since)
+        query = query.where(changes.changed_after(INST, since, until))
     with db.reader() as session:
         rows = session.execute(query).all()
     return [(r.uuid, r.host,

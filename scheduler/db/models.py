@@ -9,9 +9,12 @@
   ``claimed`` = sum of allocations, kept in the same transaction as them).
   ``capacity`` is ``int((total - reserved) * allocation_ratio)``.
 * ``allocations``: claims, one row per consumer, provider and class.
-* ``change_counter``: a single row; every write transaction bumps it last,
-  while holding its row lock until commit, so change_seq values become
-  visible in increasing order.
+* ``change_stripes``: the change feed (``scheduler.db.changes``): every
+  write transaction bumps one of 64 stripe counters last and stamps the
+  rows it changed with ``(feed_stripe, feed_seq)``.
+* ``change_counter`` and the ``change_seq`` columns: the previous
+  release's single-row feed, still written under ``[database]
+  legacy_change_counter`` while workers of that release run.
 """
 
 import sqlalchemy as sa
@@ -19,6 +22,14 @@ import sqlalchemy as sa
 from scheduler.db import types
 
 metadata = sa.MetaData()
+
+
+def _feed_columns():
+    """The change-feed stamp of a followed table (migration 0003)."""
+    return (sa.Column('feed_stripe', sa.Integer, nullable=False, default=0,
+                      server_default='0'),
+            sa.Column('feed_seq', sa.BigInteger, nullable=False, default=0,
+                      server_default='0'))
 
 providers = sa.Table(
     'providers', metadata,
@@ -38,6 +49,7 @@ providers = sa.Table(
     sa.Column('failed_builds', sa.Integer, nullable=False, default=0,
               server_default='0'),
     sa.UniqueConstraint('host', 'nodename', name='uniq_providers0host0node'),
+    *_feed_columns(),
 )
 
 inventories = sa.Table(
@@ -83,6 +95,12 @@ change_counter = sa.Table(
     sa.Column('value', sa.BigInteger, nullable=False),
 )
 
+change_stripes = sa.Table(
+    'change_stripes', metadata,
+    sa.Column('stripe', sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column('seq', sa.BigInteger, nullable=False),
+)
+
 # -- pushed data (migration 0002) ---------------------------------------
 
 aggregates = sa.Table(
@@ -95,6 +113,7 @@ aggregates = sa.Table(
     # a deleted aggregate stays as a tombstone so workers see it go
     sa.Column('deleted', sa.Boolean, nullable=False, default=False),
     sa.Column('change_seq', sa.BigInteger, nullable=False, index=True),
+    *_feed_columns(),
 )
 
 instances = sa.Table(
@@ -111,6 +130,7 @@ instances = sa.Table(
     sa.Column('deleted', sa.Boolean, nullable=False, default=False),
     sa.Column('change_seq', sa.BigInteger, nullable=False, default=0,
               index=True),
+    *_feed_columns(),
 )
 
 # One row per server group: claims lock it so that members of one group
@@ -132,3 +152,7 @@ group_members = sa.Table(
     sa.UniqueConstraint('group_uuid', 'consumer_uuid',
                         name='uniq_group_members0group0consumer'),
 )
+
+for _table in (providers, aggregates, instances):
+    sa.Index('ix_%s_feed' % _table.name, _table.c.feed_stripe,
+             _table.c.feed_seq)

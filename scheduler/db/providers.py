@@ -2,10 +2,12 @@
 
 ``record_compute_node`` applies one tracker report: it creates or updates the
 provider and its inventories in one transaction, bumps its generation and
-change_seq, and ignores reports older than the one already stored, so a
-report delivered twice or out of order never moves a host back in time.
+records the change in the feed (``scheduler.db.changes``), and ignores
+reports older than the one already stored, so a report delivered twice or
+out of order never moves a host back in time. A report that repeats what
+is stored is not written at all (``record_compute_nodes``).
 
-``load_changes(since)`` returns providers changed after change_seq
+``load_changes(since)`` returns providers changed after feed position
 ``since`` (all of them for ``since=None``) with their inventories, as plain
 dicts ready for the in-memory host table.
 """
@@ -20,6 +22,7 @@ from oslo_utils import uuidutils
 
 from scheduler import resource_classes as rcs
 from scheduler.db import api as db_api
+from scheduler.db import changes
 from scheduler.db import models
 from scheduler.db import ratios
 
@@ -87,51 +90,190 @@ def _attributes(node):
     return json.dumps(values, sort_keys=True)
 
 
-def record_compute_node(db, node, ratio_defaults, now=None):
+def record_compute_node(db, node, ratio_defaults, now=None,
+                        fresh_for=None):
     """Persist a tracker report; returns False if it was older than stored.
 
     Retried on deadlock and on a lost insert race (two workers seeing the
     same new host at once), whose loser becomes an update.
     """
-    return record_compute_nodes(db, [node], ratio_defaults, now) == 1
+    return record_compute_nodes(db, [node], ratio_defaults, now,
+                                fresh_for) == 1
+
+
+def record_compute_nodes(db, nodes, ratio_defaults, now=None,
+                         fresh_for=None):
+    """Persist several reports in one transaction; returns how many were
+    not older than what was stored (written, or unchanged: below)."""
+    return sum(absorb_reports(db, nodes, ratio_defaults, now, fresh_for))
 
 
 @db_api.retry_on_deadlock
-def record_compute_nodes(db, nodes, ratio_defaults, now=None):
-    """Persist several reports in one transaction (one change-counter
-    bump for all); returns how many were newer than what was stored."""
+def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
+    """Persist several reports in one transaction; returns ``(written,
+    unchanged)``: reports written, and reports that needed no write
+    (older ones, ignored, are in neither).
+
+    A report that changes nothing a filter or weigher reads (same
+    attributes, zone, state, inventories and usage) is not written at all,
+    unless the stored report is ``fresh_for`` seconds older than it (the
+    ComputeFilter reads that time: hosts stay up). ``fresh_for=None``
+    writes every report.
+    """
     now = now or timeutils.utcnow()
+    stamped = [(node, _naive_utc(node.get('updated_at')) or now)
+               for node in nodes]
+    skipped, todo = _skip_unchanged(db, stamped, ratio_defaults, fresh_for)
+    if not todo:
+        return 0, skipped
     try:
-        with db.writer() as session:
-            changed = []
-            for node in sorted(nodes, key=lambda n: (n.host, n.nodename)):
-                reported_at = _naive_utc(node.get('updated_at')) or now
-                provider_id = _record(session, node, reported_at,
-                                      ratio_defaults, now)
-                if provider_id is not None:
-                    changed.append(provider_id)
-            if changed:
-                seq = db_api.next_change_seq(session)
-                session.execute(sa.update(P).where(P.c.id.in_(changed))
-                                .values(change_seq=seq))
-            return len(changed)
+        with changes.write(db) as change:
+            changed = _record_all(change.session, todo, ratio_defaults, now)
+            change.providers(changed)
+            return len(changed), skipped
     except db_exc.DBDuplicateEntry:
         raise db_exc.RetryRequest(db_exc.DBDuplicateEntry())
 
 
-def _record(session, node, reported_at, ratio_defaults, now):
-    """Write one report (no counter bump); its provider id, or None if
-    the report is older than the stored one."""
-    # Lock the row by primary key only once it is known to exist: on
+# what a report must repeat, per inventory, to change nothing
+_INVENTORY_KEYS = ('total', 'reserved', 'min_unit', 'max_unit',
+                   'step_size', 'reported_ratio', 'reported_used')
+
+
+def _skip_unchanged(db, stamped, ratio_defaults, fresh_for):
+    """Split reports into (how many are unchanged, the others to write):
+    unchanged means repeating what is stored, stored recently enough
+    (older ones are left to ``_record``, which ignores them). One read
+    transaction for the batch, no lock: a report of one host is never
+    written concurrently with another of the same host by this worker,
+    and one of another worker would be as old as the stored one."""
+    if fresh_for is None or not stamped:
+        return 0, stamped
+    with db.reader() as session:
+        stored = {(r.host, r.nodename): r for r in session.execute(
+            sa.select(P).where(P.c.host.in_({n.host for n, _ in stamped})))}
+        inventories = {}
+        for inv in session.execute(sa.select(INV).where(INV.c.provider_id.in_(
+                [r.id for r in stored.values()]))):
+            inventories.setdefault(inv.provider_id, {})[
+                inv.resource_class] = inv
+    skipped, todo = 0, []
+    for node, reported_at in stamped:
+        row = stored.get((node.host, node.nodename))
+        if (row is not None and row.reported_at is not None
+                and row.reported_at < reported_at
+                and (reported_at - row.reported_at).total_seconds()
+                < fresh_for and _same(row, inventories.get(row.id, {}),
+                                      node, ratio_defaults)):
+            skipped += 1
+        else:
+            todo.append((node, reported_at))
+    return skipped, todo
+
+
+def _same(row, stored_inventories, node, ratio_defaults):
+    """Does the report repeat what is stored (all that plugins read)?"""
+    failed = _failed_builds(node).get('failed_builds', row.failed_builds)
+    if ((bool(node.disabled), node.get('availability_zone'), failed,
+         _attributes(node)) != (bool(row.disabled), row.availability_zone,
+                                row.failed_builds, row.attributes)):
+        return False
+    wanted = inventories_from_node(node, ratio_defaults)
+    if set(wanted) != set(stored_inventories):
+        return False
+    return all(wanted[rc][key] == getattr(stored_inventories[rc], key)
+               for rc in wanted for key in _INVENTORY_KEYS)
+
+
+def _record_all(session, todo, ratio_defaults, now):
+    """Write the reports of a batch; the ids of the providers written.
+
+    A bounded number of statements for the batch (the providers' ids,
+    their locks with the stored report times, the aggregates' ratio
+    overrides, one executemany each for the providers and inventories
+    already stored), plus a few per new provider. Reports older than the
+    stored one are ignored.
+    """
+    hosts = sorted({node.host for node, _ in todo})
+    # Lock rows by primary key only, once they are known to exist: on
     # MySQL/MariaDB a locking read of a missing row takes a gap lock, and
     # workers inserting different new hosts deadlock on each other's gaps.
-    row = session.execute(
-        sa.select(P.c.id)
-        .where(P.c.host == node.host, P.c.nodename == node.nodename)).first()
-    if row is not None:
-        row = session.execute(
-            sa.select(P.c.id, P.c.reported_at).where(P.c.id == row.id)
-            .with_for_update()).first()
+    ids = {(r.host, r.nodename): r.id for r in session.execute(
+        sa.select(P.c.id, P.c.host, P.c.nodename).where(P.c.host.in_(hosts)))}
+    stored = dict(session.execute(
+        sa.select(P.c.id, P.c.reported_at)
+        .where(P.c.id.in_(sorted(ids.values()))).order_by(P.c.id)
+        .with_for_update()).all()) if ids else {}
+    overrides = ratios.aggregate_ratios(session, hosts)
+    changed, updates = [], []
+    for node, reported_at in sorted(
+            todo, key=lambda t: (t[0].host, t[0].nodename)):
+        provider_id = ids.get((node.host, node.nodename))
+        if provider_id not in stored:
+            changed.append(_record(session, node, None, reported_at,
+                                   ratio_defaults, overrides, now))
+        elif (stored[provider_id] is None
+              or reported_at > stored[provider_id]):
+            updates.append((provider_id, node, reported_at))
+    _update_existing(session, updates, ratio_defaults, overrides)
+    return changed + [provider_id for provider_id, _, _ in updates]
+
+
+_B = sa.bindparam
+_INVENTORY_COLUMNS = ('total', 'reserved', 'min_unit', 'max_unit',
+                      'step_size', 'allocation_ratio', 'reported_ratio',
+                      'capacity', 'reported_used')
+_UPDATE_PROVIDER = sa.update(P).where(P.c.id == _B('b_id')).values(
+    generation=P.c.generation + 1, disabled=_B('b_disabled'),
+    availability_zone=_B('b_zone'), reported_at=_B('b_reported_at'),
+    attributes=_B('b_attributes'),
+    # a report without the count keeps the stored one
+    failed_builds=sa.func.coalesce(_B('b_failed', type_=sa.Integer),
+                                   P.c.failed_builds))
+_UPDATE_INVENTORY = sa.update(INV).where(
+    INV.c.provider_id == _B('b_provider'),
+    INV.c.resource_class == _B('b_class')).values(
+    **{name: _B('b_' + name) for name in _INVENTORY_COLUMNS})
+
+
+def _update_existing(session, updates, ratio_defaults, overrides):
+    """Reports of providers already stored (and locked): one executemany
+    for the providers, one for their inventories, and inserts for
+    inventories of classes they did not report before."""
+    if not updates:
+        return
+    providers, inventories = [], {}
+    for provider_id, node, reported_at in updates:
+        providers.append({
+            'b_id': provider_id, 'b_disabled': bool(node.disabled),
+            'b_zone': node.get('availability_zone'),
+            'b_reported_at': reported_at, 'b_attributes': _attributes(node),
+            'b_failed': _failed_builds(node).get('failed_builds')})
+        rows = inventories_from_node(node, ratio_defaults)
+        ratios.apply_overrides(rows, overrides.get(node.host, {}))
+        for rc, inv in rows.items():
+            inventories[(provider_id, rc)] = inv
+    session.execute(_UPDATE_PROVIDER, providers)
+    stored = set(session.execute(
+        sa.select(INV.c.provider_id, INV.c.resource_class).where(
+            INV.c.provider_id.in_([u[0] for u in updates]))).tuples())
+    present = [{'b_provider': p, 'b_class': rc,
+                **{'b_' + k: inv[k] for k in _INVENTORY_COLUMNS}}
+               for (p, rc), inv in sorted(inventories.items())
+               if (p, rc) in stored]
+    missing = [dict(inv, provider_id=p, claimed=0)
+               for (p, rc), inv in sorted(inventories.items())
+               if (p, rc) not in stored]
+    if present:
+        session.execute(_UPDATE_INVENTORY, present)
+    if missing:
+        session.execute(sa.insert(INV), missing)
+
+
+def _record(session, node, provider_id, reported_at, ratio_defaults,
+            overrides, now):
+    """Write one report (not stamped) to ``provider_id`` (None: a new
+    provider); returns the provider's id."""
     values = {
         **_failed_builds(node),
         'disabled': bool(node.disabled),
@@ -139,22 +281,19 @@ def _record(session, node, reported_at, ratio_defaults, now):
         'reported_at': reported_at,
         'attributes': _attributes(node),
     }
-    if row is None:
+    new = provider_id is None
+    if new:
         provider_id = session.execute(sa.insert(P).values(
             uuid=node.get('uuid') or uuidutils.generate_uuid(),
             host=node.host, nodename=node.nodename, kind='compute',
             generation=0, change_seq=0, created_at=now,
             **values)).inserted_primary_key[0]
-    elif row.reported_at is not None and reported_at <= row.reported_at:
-        return None
     else:
-        provider_id = row.id
         session.execute(sa.update(P).where(P.c.id == provider_id).values(
             generation=P.c.generation + 1, **values))
     inventories = inventories_from_node(node, ratio_defaults)
-    ratios.apply_overrides(inventories, ratios.aggregate_ratios(
-        session, [node.host]).get(node.host, {}))
-    _write_inventories(session, provider_id, inventories, new=row is None)
+    ratios.apply_overrides(inventories, overrides.get(node.host, {}))
+    _write_inventories(session, provider_id, inventories, new=new)
     return provider_id
 
 
@@ -170,18 +309,16 @@ def _failed_builds(node):
 @db_api.retry_on_deadlock
 def record_build_failure(db, host, node=None):
     """Count one failed build on ``host`` (all its nodes if no node)."""
-    with db.writer() as session:
+    with changes.write(db) as change:
         query = sa.select(P.c.id).where(P.c.host == host)
         if node:
             query = query.where(P.c.nodename == node)
-        ids = sorted(session.execute(query).scalars().all())
-        for provider_id in ids:
-            session.execute(sa.update(P).where(P.c.id == provider_id)
-                            .values(failed_builds=P.c.failed_builds + 1))
+        ids = sorted(change.session.execute(query).scalars().all())
         if ids:
-            seq = db_api.next_change_seq(session)
-            session.execute(sa.update(P).where(P.c.id.in_(ids))
-                            .values(change_seq=seq))
+            change.session.execute(
+                sa.update(P).where(P.c.id.in_(ids))
+                .values(failed_builds=P.c.failed_builds + 1))
+            change.providers(ids)
         return len(ids)
 
 
@@ -197,13 +334,10 @@ def _write_inventories(session, provider_id, inventories, new=False):
                 provider_id=provider_id, claimed=0, **inv))
 
 
-def load_changes(db, since=None, provider_ids=None):
-    """Providers changed after ``since`` (or those in ``provider_ids``).
-
-    Returns ``(providers, max_seq)``: a list of dicts with an
-    ``inventories`` dict per resource class, and the highest change_seq
-    among them (``since`` if none changed).
-    """
+def load_changes(db, since=None, provider_ids=None, until=None):
+    """Providers changed after feed position ``since`` (see
+    ``changes.changed_after``), or those in ``provider_ids``: a list of
+    dicts, each with an ``inventories`` dict per resource class."""
     query = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
                       P.c.generation, P.c.change_seq, P.c.disabled,
                       P.c.availability_zone, P.c.reported_at,
@@ -211,7 +345,7 @@ def load_changes(db, since=None, provider_ids=None):
     if provider_ids is not None:
         query = query.where(P.c.id.in_(list(provider_ids)))
     elif since is not None:
-        query = query.where(P.c.change_seq > since)
+        query = query.where(changes.changed_after(P, since, until))
     with db.reader() as session:
         rows = [dict(r._mapping) for r in session.execute(query)]
         by_id = {r['id']: r for r in rows}
@@ -227,8 +361,24 @@ def load_changes(db, since=None, provider_ids=None):
                 if owner is not None:
                     owner['inventories'][inv.resource_class] = \
                         dict(inv._mapping)
-    max_seq = max((r['change_seq'] for r in rows), default=since)
-    return rows, max_seq
+    return rows
+
+
+def load_all(db):
+    """Every provider and inventory as plain tuples, for a cold load
+    (``scheduler.host_state.bulk``; its module names the columns)."""
+    providers = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
+                          P.c.generation, P.c.disabled,
+                          P.c.availability_zone, P.c.reported_at,
+                          P.c.attributes, P.c.failed_builds)
+    inventories = sa.select(INV.c.provider_id, INV.c.resource_class,
+                            INV.c.total, INV.c.reserved, INV.c.capacity,
+                            INV.c.reported_used, INV.c.claimed,
+                            INV.c.min_unit, INV.c.max_unit,
+                            INV.c.step_size, INV.c.allocation_ratio)
+    with db.reader() as session:
+        return (session.execute(providers).tuples().all(),
+                session.execute(inventories).tuples().all())
 
 
 def find_provider(db, name):
@@ -241,5 +391,5 @@ def find_provider(db, name):
 
 
 def list_providers(db):
-    rows, _ = load_changes(db)
+    rows = load_changes(db)
     return sorted(rows, key=lambda r: (r['host'], r['nodename']))

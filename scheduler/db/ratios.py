@@ -67,19 +67,19 @@ def apply_overrides(inventories, overrides):
     return inventories
 
 
-def recompute_hosts(session, hosts):
-    """Re-derive ratios and capacities of every provider on ``hosts``.
+def recompute_hosts(change, hosts):
+    """Re-derive ratios and capacities of every provider on ``hosts``
+    within write ``change`` (``scheduler.db.changes``).
 
     Locks the providers first (the writers' lock order); returns their ids
-    so the caller stamps them with the change counter.
+    so the caller records them as changed.
     """
     if not hosts:
         return []
+    session = change.session
     providers = session.execute(sa.select(P.c.id, P.c.host).where(
         P.c.host.in_(sorted(hosts))).order_by(P.c.id)).all()
-    for provider_id, _ in providers:
-        session.execute(sa.update(P).where(P.c.id == provider_id)
-                        .values(generation=P.c.generation + 1))
+    change.lock_providers([provider_id for provider_id, _ in providers])
     overrides = aggregate_ratios(session, hosts)
     host_of = dict(providers)
     rows = session.execute(sa.select(INV).where(

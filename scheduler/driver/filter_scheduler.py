@@ -1,25 +1,31 @@
 """FilterScheduler: filter and weigh in memory, then claim in the database.
 
-Phase one (under the worker's host-state lock, no DB locks): refresh the
-host table, run the requested-hosts step and the filters, then for each
-instance weigh the hosts that still fit, pick at random among the best
-``host_subset_size`` and count its claim tentatively in the table, so the
-next instance of the request (or another thread of this worker) sees it.
+Phase one (under the worker's host-state lock, no DB locks): run the
+requested-hosts step and the filters over the host table, then for each
+instance weigh the hosts that still fit (``scheduler.fit``), pick at
+random among the best ``host_subset_size`` and *assume* its claim
+(``scheduler.host_state.assumed``), so the next instance of the request
+and the other threads of this worker plan around it.
 
 Phase two: ``claims.claim_resources`` writes the claims of all instances in
-one transaction. A ``ClaimConflict`` (another worker was faster) re-reads
-the providers involved and plans again, up to ``[scheduler]
-claim_retries`` times; then the request fails with ``NoValidHost``.
+one transaction; the request's tentative claims are then confirmed, or, on
+a ``ClaimConflict`` (another worker was faster), forgotten in memory, the
+providers involved re-read and the request planned again, up to
+``[scheduler] claim_retries`` times; then it fails with ``NoValidHost``.
 
-Tentative claims make a worker's view more pessimistic than the database
-while they are in flight: one that loses its race is dropped again. So when
-no host fits while other requests of this worker hold tentative claims,
-the request waits until those are written or dropped, then plans again,
-rather than answering a NoValidHost the database would not confirm.
+A NoValidHost is only answered from a view that is fresh (a forced
+refresh when the poller may be behind) and holds no tentative claim of
+another request of this worker (which might still lose): otherwise the
+request waits for one of those to settle and plans again.
+
+Every decision is logged at INFO in one line (request id, instances,
+chosen hosts, hosts considered, milliseconds per phase) and recorded in
+``recorder`` (``scheduler.metrics.DecisionRecorder``); the filter-by-filter
+counts are logged at DEBUG.
 """
 
 import dataclasses
-import threading
+import time
 
 import numpy as np
 from oslo_log import log as logging
@@ -27,6 +33,8 @@ from oslo_utils import uuidutils
 
 from scheduler import claims
 from scheduler import exception
+from scheduler import fit
+from scheduler import metrics
 from scheduler import objects
 from scheduler.driver.diagnosis import MAX_NAMES
 from scheduler.driver.diagnosis import Diagnosis
@@ -34,10 +42,15 @@ from scheduler.db import groups as db_groups
 from scheduler.db import instances as db_instances
 from scheduler.driver.requested_hosts import requested_hosts_mask
 from scheduler.driver.server_groups import GroupPlacement
+from scheduler.host_state.assumed import AssumedClaims
 from scheduler.request_state import RequestState
 from scheduler.weighers.base import normalize
 
 LOG = logging.getLogger(__name__)
+
+# how long a request may wait for this worker's other tentative claims to
+# settle before it answers NoValidHost anyway
+SETTLE_WAIT = 10.0
 
 
 @dataclasses.dataclass
@@ -47,41 +60,35 @@ class _Plan:
     rows: list
 
 
-class _InFlight:
-    """Requests of this worker whose tentative claims are in the table
-    but not yet written to (or dropped from) the database."""
+class _Decision:
+    """What one select_destinations call did, for the log and metrics."""
 
-    WAIT = 10.0
+    def __init__(self, clock):
+        self._clock = clock
+        self.started = clock()
+        self.timings = dict.fromkeys(('refresh', 'preload', 'filter',
+                                      'weigh', 'claim'), 0.0)
+        self.conflicts = 0
+        self.settle_waits = 0
+        self.considered = 0
+        self.fresh = False
 
-    def __init__(self):
-        self._tokens = set()
-        self._changed = threading.Condition()
+    def timed(self, phase, fn, *args):
+        began = self._clock()
+        try:
+            return fn(*args)
+        finally:
+            self.timings[phase] += self._clock() - began
 
-    def add(self, token):
-        with self._changed:
-            self._tokens.add(token)
-
-    def done(self, token):
-        with self._changed:
-            self._tokens.discard(token)
-            self._changed.notify_all()
-
-    def snapshot(self):
-        with self._changed:
-            return frozenset(self._tokens)
-
-    def wait(self, tokens):
-        """Wait until none of ``tokens`` is in flight; False on timeout
-        without any of them finishing."""
-        with self._changed:
-            self._changed.wait_for(lambda: not tokens & self._tokens,
-                                   timeout=self.WAIT)
-            return tokens - self._tokens != frozenset()
+    def close(self):
+        self.timings['total'] = self._clock() - self.started
+        return self.timings
 
 
 class FilterScheduler:
 
-    def __init__(self, conf, db, host_cache, filters, weighers, rng=None):
+    def __init__(self, conf, db, host_cache, filters, weighers, rng=None,
+                 recorder=None):
         self.db = db
         self.cache = host_cache
         self.filters = filters
@@ -90,8 +97,15 @@ class FilterScheduler:
         self.max_attempts = conf.scheduler.max_attempts
         self.claim_retries = conf.scheduler.claim_retries
         self.rng = rng or np.random.default_rng()
-        self.claim_conflicts = 0
-        self._in_flight = _InFlight()
+        self.recorder = recorder or metrics.DecisionRecorder()
+        self._fit_filtered = any(f.name == 'ResourceFitFilter'
+                                 for f in filters)
+        self.assumed = AssumedClaims(host_cache)
+        self._clock = time.monotonic
+
+    @property
+    def claim_conflicts(self):
+        return self.recorder.snapshot()['claim_conflicts']
 
     def select_destinations(self, ctxt, spec, instance_uuids=None,
                             return_alternates=False):
@@ -101,35 +115,96 @@ class FilterScheduler:
         consumers = list(instance_uuids or spec.get('instance_uuids') or
                          [uuidutils.generate_uuid()
                           for _ in range(spec.num_instances)])
-        conflicts = 0
-        token = object()
-        for attempt in range(self.claim_retries + 1):
-            self.cache.refresh(force=attempt > 0)
-            plan = self._plan_settled(request, consumers, return_alternates,
-                                      conflicts, token)
+        decision = _Decision(self._clock)
+        try:
+            selections = self._decide(request, consumers, return_alternates,
+                                      decision)
+        except exception.NoValidHost:
+            self._record(ctxt, consumers, decision, None)
+            raise
+        self._record(ctxt, consumers, decision, selections)
+        return selections
+
+    def _decide(self, request, consumers, return_alternates, decision):
+        deadline = self._clock() + SETTLE_WAIT
+        while True:
+            self._refresh(decision, force=decision.conflicts > 0)
+            decision.timed('preload', self._preload, request, consumers)
+            key = object()  # this attempt's tentative claims
             try:
-                group = (request.group.claim_policy() if request.group
-                         else None)
-                claims.claim_resources(self.db, plan.claims, group=group)
-                return plan.selections
-            except exception.ClaimConflict as exc:
-                conflicts += 1
-                self.claim_conflicts += 1
-                LOG.info('Claim conflict: %s; re-planning (attempt %d)',
-                         exc, attempt + 1)
-                self.cache.reload_providers(
-                    {c.provider_id for c in plan.claims})
-            except Exception:
-                self.cache.reload_providers(
-                    {c.provider_id for c in plan.claims})
+                plan = self._plan_locked(request, consumers,
+                                         return_alternates, decision, key)
+            except exception.NoValidHost:
+                self.assumed.forget(key)
+                if self._may_be_false(key, decision, deadline):
+                    continue
                 raise
-            finally:
-                self._in_flight.done(token)
-        diagnosis = Diagnosis(self.cache.table.size)
-        diagnosis.claim_conflicts = conflicts
-        diagnosis.note = 'gave up after %d claim attempts' % (conflicts)
-        raise exception.NoValidHost(
-            reason=diagnosis.reason(), diagnosis=diagnosis.as_dict())
+            if self._claim(plan, request, decision, key):
+                return plan.selections
+            if decision.conflicts > self.claim_retries:
+                diagnosis = Diagnosis(self.cache.table.size)
+                diagnosis.claim_conflicts = decision.conflicts
+                diagnosis.note = 'gave up after %d claim attempts' % (
+                    decision.conflicts)
+                raise exception.NoValidHost(
+                    reason=diagnosis.reason(),
+                    diagnosis=diagnosis.as_dict())
+
+    def _refresh(self, decision, force=False):
+        decision.timed('refresh', self.cache.refresh, force)
+        # once forced, the view stays as fresh as this worker can make it
+        # (later changes of its own are applied in memory)
+        decision.fresh = (decision.fresh or force
+                          or self.cache.refresh_interval <= 0)
+        lag = self.cache.staleness()
+        if lag is not None:
+            self.recorder.refresh_lag(lag)
+
+    def _may_be_false(self, key, decision, deadline):
+        """Could this NoValidHost be false? Then make the view truer
+        (refresh it, or wait for another request's tentative claims to
+        settle) and say so: the caller plans again."""
+        if not decision.fresh:
+            self._refresh(decision, force=True)
+            return True
+        remaining = deadline - self._clock()
+        if remaining > 0 and self.assumed.wait_for_others(key, remaining):
+            decision.settle_waits += 1
+            return True
+        return False
+
+    def _claim(self, plan, request, decision, key):
+        """Write the plan's claims; True if done, False on a conflict."""
+        group = request.group.claim_policy() if request.group else None
+        try:
+            decision.timed('claim', claims.claim_resources, self.db,
+                           plan.claims, None, group)
+        except exception.ClaimConflict as exc:
+            decision.conflicts += 1
+            self.assumed.forget(key)
+            LOG.info('Claim conflict: %s; re-planning (attempt %d)',
+                     exc, decision.conflicts)
+            self.cache.reload_providers({c.provider_id for c in plan.claims})
+            return False
+        except Exception:
+            self.assumed.forget(key)
+            raise
+        self.assumed.confirm(key)
+        return True
+
+    def _record(self, ctxt, consumers, decision, selections):
+        timings = decision.close()
+        refused = selections is None
+        self.recorder.decision(timings, len(consumers), decision.conflicts,
+                               refused, decision.settle_waits)
+        chosen = ('NoValidHost' if refused else
+                  ','.join(s[0].host for s in selections))
+        LOG.info('Decision %s: %d instance(s) -> %s; %d hosts considered; '
+                 '%d conflict(s); ms: %s',
+                 getattr(ctxt, 'request_id', None), len(consumers), chosen,
+                 decision.considered, decision.conflicts,
+                 ' '.join('%s=%.2f' % (k, v * 1e3)
+                          for k, v in timings.items()))
 
     def _preload(self, request, consumers):
         """Per-request data the filters need from the database, read once
@@ -151,45 +226,20 @@ class FilterScheduler:
             request.different_hosts = db_instances.hosts_of(
                 self.db, _uuids(hints['different_host'], 'different_host'))
 
-    def _plan_settled(self, request, consumers, return_alternates,
-                      conflicts, token):
-        """Plan; on NoValidHost, wait for the tentative claims of other
-        requests of this worker to settle and plan again (module doc)."""
-        for _ in range(self.claim_retries):
-            self._preload(request, consumers)
-            try:
-                return self._plan_locked(request, consumers,
-                                         return_alternates, conflicts, token)
-            except exception.NoValidHost as exc:
-                others = getattr(exc, 'in_flight', None)
-                if not others or not self._in_flight.wait(others):
-                    raise
-            self.cache.refresh(force=True)
-        self._preload(request, consumers)
-        return self._plan_locked(request, consumers, return_alternates,
-                                 conflicts, token)
-
     def _plan_locked(self, request, consumers, return_alternates,
-                     conflicts, token):
+                     decision, key):
         with self.cache.lock:
             table = self.cache.table
             diagnosis = Diagnosis(table.size)
-            diagnosis.claim_conflicts = conflicts
+            diagnosis.claim_conflicts = decision.conflicts
             plan = _Plan([], [], [])
-            try:
-                candidates = self._filter(table, request, diagnosis)
-                for consumer in consumers:
-                    self._place_one(table, request, candidates, consumer,
-                                    return_alternates, plan, diagnosis,
-                                    len(consumers))
-            except exception.NoValidHost as exc:
-                if plan.claims:  # forget this request's tentative claims
-                    self.cache.reload_providers(
-                        {c.provider_id for c in plan.claims})
-                # whose tentative claims this answer may have counted
-                exc.in_flight = self._in_flight.snapshot()
-                raise
-            self._in_flight.add(token)
+            candidates = decision.timed('filter', self._filter, table,
+                                        request, diagnosis)
+            decision.considered = len(candidates)
+            for consumer in consumers:
+                decision.timed('weigh', self._place_one, table, request,
+                               candidates, consumer, return_alternates, plan,
+                               diagnosis, len(consumers), key)
             return plan
 
     def _filter(self, table, request, diagnosis):
@@ -199,17 +249,27 @@ class FilterScheduler:
                       _names(table, removed),
                       'force/ignore/retry/destination' if len(removed)
                       else None)
+        hosts_in = int(np.count_nonzero(alive))
         for plugin in self.filters:
-            rows = np.flatnonzero(alive)
-            if not len(rows):
+            if not hosts_in:
                 break
+            # the row list only for per-host plugins (hot spot 4)
+            rows = None if plugin.vectorized else np.flatnonzero(alive)
             mask = plugin.mask_for(table, request, rows)
-            out = rows[~mask[rows]]
-            detail = (plugin.explain(table, request, out)
-                      if len(out) else None)
-            diagnosis.add(plugin.name, len(rows), len(out),
-                          _names(table, out), detail)
-            alive &= mask
+            removed = alive & ~mask
+            hosts_out = int(np.count_nonzero(removed))
+            if hosts_out:
+                out = np.flatnonzero(removed)
+                diagnosis.add(plugin.name, hosts_in, hosts_out,
+                              _names(table, out),
+                              plugin.explain(table, request, out))
+                alive &= mask
+            else:
+                diagnosis.add(plugin.name, hosts_in, 0, [], None)
+            hosts_in -= hosts_out
+        LOG.debug('Filters: %s', '; '.join(
+            '%(filter)s %(hosts_in)d -> %(hosts_out)d removed' % step
+            for step in diagnosis.steps))
         candidates = np.flatnonzero(alive)
         if not len(candidates):
             self._no_valid_host(request, diagnosis)
@@ -222,8 +282,14 @@ class FilterScheduler:
             diagnosis=diagnosis.as_dict(show_hosts=request.is_admin))
 
     def _place_one(self, table, request, candidates, consumer,
-                   return_alternates, plan, diagnosis, total):
-        fitting = candidates[_fit_mask(table, candidates, request.resources)]
+                   return_alternates, plan, diagnosis, total, key):
+        if plan.claims or not self._fit_filtered:
+            fitting = candidates[fit.fits_all(table, request.resources,
+                                              candidates)]
+        else:
+            # the ResourceFitFilter applied this very rule to this table
+            # under the same lock: nothing changed since
+            fitting = candidates
         fitting, group_note = _allowed_by_group(request, table, fitting)
         if not len(fitting):
             notes = ['only %d of %d instances fit, none placed' % (
@@ -237,7 +303,7 @@ class FilterScheduler:
         pick = int(self.rng.integers(min(self.host_subset_size,
                                          len(ranked))))
         chosen = int(ranked[pick])
-        table.add_claim(chosen, request.resources)
+        self.assumed.assume(key, chosen, dict(request.resources))
         if request.group is not None:
             request.group.placed(table.hosts[chosen])
         plan.claims.append(claims.Claim(
@@ -317,17 +383,3 @@ def _uuids(values, hint):
 def _names(table, rows):
     """Host names of the first rows, as many as a diagnosis keeps."""
     return [table.hosts[int(r)] for r in rows[:MAX_NAMES]]
-
-
-def _fit_mask(table, rows, resources):
-    """Rows with room for ``resources`` now (tentative claims included),
-    within each inventory's min_unit/max_unit, as the claim will check."""
-    mask = np.ones(len(rows), dtype=bool)
-    for rc, amount in resources.items():
-        columns = table.resources.get(rc)
-        if columns is None:
-            return np.zeros(len(rows), dtype=bool)
-        mask &= ((table.free(rc, rows) >= amount)
-                 & (columns.max_unit[rows] >= amount)
-                 & (columns.min_unit[rows] <= amount))
-    return mask

@@ -2,13 +2,15 @@
 
 Room is ``(total - reserved) * allocation_ratio`` minus usage, where usage
 is the larger of the tracker's report and the claims held. The amount must
-also lie within the inventory's ``min_unit``/``max_unit``.
+also lie within the inventory's ``min_unit``/``max_unit`` and be a multiple
+of its ``step_size``: the rule of ``scheduler.fit``.
 """
 
 import collections
 
 import numpy as np
 
+from scheduler import fit
 from scheduler.filters import base
 
 
@@ -22,13 +24,8 @@ class ResourceFitFilter(base.BaseFilter):
 
     @staticmethod
     def _fits(table, rc, amount):
-        columns = table.resources.get(rc)
-        if columns is None:
-            return np.zeros(table.size, dtype=bool)
-        n = table.size
-        return ((table.free(rc) >= amount)
-                & (columns.max_unit[:n] >= amount)
-                & (columns.min_unit[:n] <= amount))
+        # the rule the driver and the claim's SQL apply too
+        return fit.column_fits(table, rc, amount)
 
     def explain(self, table, request, removed_rows):
         """Count removed hosts by the first resource class they lack."""

@@ -1,26 +1,40 @@
 """HostStateCache: a worker's HostTable kept in step with the database.
 
 The first refresh loads every provider and aggregate (cold start); later
-ones first read the global change counter (one cheap query) and, only if it
-moved, pull the providers and aggregates whose change_seq is above the last
-value seen (see ``scheduler.db.models`` for why that never misses a
-change). A refresh runs
-before a decision when ``[scheduler] refresh_interval`` has passed (0:
-always), and at once after a claim conflict.
+ones read the change feed's position (one query of 64 small rows) and,
+only if it moved, pull the providers, aggregates and instances stamped
+in the stripes that moved (``scheduler.db.changes`` says why that never
+misses a committed change).
 
-Callers hold ``cache.lock`` while they read the table and apply tentative
-claims, so threads of one worker never plan on the same capacity.
+When the refresh runs is ``[scheduler] refresh_interval``: 0 refreshes
+before every decision (one round trip per decision, the simplest for
+tests); a positive value starts a poller thread (``start``) that refreshes
+that often, and decisions read the table as it is: a view at most that
+stale, which may cost a claim conflict and a retry (the claim re-checks
+capacity in SQL), never an overcommit. Before answering NoValidHost the
+driver forces a refresh, so staleness never causes a false one.
+
+Database reads happen outside ``cache.lock``; only applying the rows takes
+it, so decisions never wait for the database. Callers hold ``cache.lock``
+while they read the table and assume claims (``AssumedClaims``).
+A row read before one of this worker's claims was confirmed and applied
+after it would hide that claim: such rows are re-read next time.
 """
 
 import gc
 import threading
 import time
 
+from oslo_log import log as logging
+
 from scheduler.db import aggregates as db_aggregates
-from scheduler.db import api as db_api
+from scheduler.db import changes
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
+from scheduler.host_state import bulk
 from scheduler.host_state.table import HostTable
+
+LOG = logging.getLogger(__name__)
 
 
 class HostStateCache:
@@ -34,54 +48,126 @@ class HostStateCache:
         self.table = HostTable(default_zone=default_zone,
                                image_properties=image_properties)
         self.lock = threading.RLock()
-        self.last_seq = None
+        self.position = None
         self.rows_applied = 0
+        self.refreshed_at = None
         self._clock = clock
-        self._last_refresh = None
+        self._refreshing = threading.Lock()
+        self._poller = None
+        self._stop = threading.Event()
+
+    # -- the poller ------------------------------------------------------
+
+    def start(self):
+        """Refresh in a thread every ``refresh_interval`` seconds (if > 0);
+        decisions then skip their own refresh."""
+        if self.refresh_interval <= 0 or self._poller is not None:
+            return
+        self._poller = threading.Thread(target=self._poll, daemon=True,
+                                        name='host-state-poller')
+        self._poller.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._poller is not None:
+            self._poller.join(5)
+
+    def _poll(self):
+        while not self._stop.wait(self.refresh_interval):
+            if self.position is None:
+                continue  # the cold load is the owner's (timed, logged)
+            try:
+                self.refresh(force=True)
+            except Exception:  # the next poll tries again
+                LOG.exception('Host state refresh failed')
+
+    @property
+    def polling(self):
+        return self._poller is not None and self._poller.is_alive()
+
+    def staleness(self):
+        """Seconds since the last refresh started (None before any)."""
+        if self.refreshed_at is None:
+            return None
+        return self._clock() - self.refreshed_at
+
+    # -- refreshing ------------------------------------------------------
 
     def refresh(self, force=False):
-        """Apply changes newer than ``last_seq``; returns rows applied."""
-        with self.lock:
-            now = self._clock()
-            if (not force and self._last_refresh is not None
-                    and now - self._last_refresh < self.refresh_interval):
-                return 0
+        """Apply what changed since the last refresh; returns rows applied.
+
+        Without ``force``, does nothing while a poller runs or when the
+        last refresh is younger than ``refresh_interval``.
+        """
+        if not force and (self.polling or (
+                self.refreshed_at is not None and
+                self._clock() - self.refreshed_at < self.refresh_interval)):
+            return 0
+        with self._refreshing:
+            started = self._clock()
+            epoch = self.table.confirm_epoch
             with self.db.reader() as session:
-                current = db_api.current_change_seq(session)
-            self._last_refresh = now
-            if current == self.last_seq:
+                current = changes.position(session,
+                                           self.db.legacy_change_counter)
+            self.refreshed_at = started
+            if current == self.position and not self.table.dirty:
                 return 0
-            # every change numbered up to ``current`` is committed, so
-            # the queries below see all of them (and maybe later ones,
-            # which the next refresh will simply apply again)
-            cold = self.last_seq is None
-            if cold:
-                # hundreds of thousands of small objects: the collector
-                # would run dozens of useless passes over them
-                gc.disable()
-            try:
-                rows, _ = db_providers.load_changes(self.db,
-                                                    since=self.last_seq)
-                self.table.apply(rows)
-            finally:
-                if cold:
-                    gc.enable()
-                    gc.freeze()
-            self.table.apply_aggregates(db_aggregates.load_aggregate_changes(
-                self.db, since=self.last_seq))
-            if self.table.image_properties.enabled:
-                self.table.image_properties.apply(
-                    db_instances.load_instance_changes(self.db,
-                                                       since=self.last_seq))
-            self.last_seq = current
-            self.rows_applied += len(rows)
-            return len(rows)
+            if self.position is None:
+                return self._cold_load(current)
+            return self._apply_changes(current, epoch)
+
+    def _cold_load(self, current):
+        # hundreds of thousands of small objects: the collector would run
+        # dozens of useless passes over them
+        gc.disable()
+        try:
+            providers, inventories = db_providers.load_all(self.db)
+            aggregates = db_aggregates.load_aggregate_changes(self.db)
+            instances = (db_instances.load_instance_changes(self.db)
+                         if self.table.image_properties.enabled else None)
+            with self.lock:
+                if self.table.size:
+                    self.table.apply(db_providers.load_changes(self.db))
+                else:
+                    bulk.load(self.table, providers, inventories)
+                self._apply_others(aggregates, instances)
+        finally:
+            gc.enable()
+            gc.freeze()
+        self.position = current
+        self.rows_applied += len(providers)
+        return len(providers)
+
+    def _apply_changes(self, current, epoch):
+        since = self.position
+        with self.lock:  # reload_providers may add to it meanwhile
+            dirty = self.table.take_dirty()
+        rows = db_providers.load_changes(self.db, since=since, until=current)
+        if dirty:
+            rows += db_providers.load_changes(self.db, provider_ids=dirty)
+        aggregates = db_aggregates.load_aggregate_changes(
+            self.db, since=since, until=current)
+        instances = (db_instances.load_instance_changes(
+            self.db, since=since, until=current)
+            if self.table.image_properties.enabled else None)
+        with self.lock:
+            self.table.apply(rows, read_epoch=epoch)
+            self._apply_others(aggregates, instances)
+        self.position = current
+        self.rows_applied += len(rows)
+        return len(rows)
+
+    def _apply_others(self, aggregates, instances):
+        self.table.apply_aggregates(aggregates)
+        if instances is not None:
+            self.table.image_properties.apply(instances)
 
     def reload_providers(self, provider_ids):
-        """Re-read these providers whatever their change_seq (after a
-        conflict, or to drop tentative claims that were never written)."""
+        """Re-read these providers whatever the feed says (after a claim
+        conflict: the rows the plan relied on)."""
+        epoch = self.table.confirm_epoch
+        rows = db_providers.load_changes(self.db,
+                                         provider_ids=list(provider_ids))
         with self.lock:
-            rows, _ = db_providers.load_changes(
-                self.db, provider_ids=list(provider_ids))
-            self.table.apply(rows)
-            return len(rows)
+            self.table.apply(rows, read_epoch=epoch)
+        return len(rows)

@@ -3,16 +3,21 @@
 Rows are appended as providers appear and updated in place afterwards; a
 provider's row index never changes, so masks and index arrays computed by
 filters stay valid for the whole request. Usage of a resource class is
-``max(reported_used, claimed)``; ``free(rc)`` is capacity minus that.
+``max(reported_used, claimed + assumed)``; ``free(rc)`` is capacity minus
+that. ``claimed`` is the database's figure (plus this worker's confirmed
+claims until the next read of the row brings them in); ``assumed`` holds
+this worker's tentative claims (``scheduler.host_state.assumed``), which a
+reload of the row never erases: only ``forget`` or ``confirm`` do.
 """
 
 import datetime
-import json
 
 import numpy as np
 
+from scheduler import fit
 from scheduler import resource_classes as rcs
 from scheduler.host_state.aggregates import AggregateIndex
+from scheduler.host_state.attributes import AttributeStore
 from scheduler.host_state.image_properties import ImagePropertyIndex
 
 _INITIAL_CAPACITY = 64
@@ -21,9 +26,9 @@ _INITIAL_CAPACITY = 64
 class _ResourceColumns:
     """The per-row numbers of one resource class.
 
-    ``free`` (capacity - max(reported_used, claimed)) is kept up to date by
-    ``set_row`` and ``HostTable.add_claim`` rather than recomputed by every
-    filter and weigher of every request.
+    ``free`` (capacity - max(reported_used, claimed + assumed)) is kept up
+    to date by ``set_row`` and the claim methods of ``HostTable`` rather
+    than recomputed by every filter and weigher of every request.
     """
 
     NAMES = ('total', 'reserved', 'capacity', 'reported_used', 'claimed',
@@ -34,13 +39,16 @@ class _ResourceColumns:
             setattr(self, name, np.zeros(size, dtype=np.int64))
         self.allocation_ratio = np.zeros(size, dtype=np.float64)
         self.free = np.zeros(size, dtype=np.int64)
+        self.assumed = np.zeros(size, dtype=np.int64)
+        # does any row have a step_size above 1 (scheduler.fit)?
+        self.stepped = False
 
     def update_free(self, row):
-        self.free[row] = self.capacity[row] - max(self.reported_used[row],
-                                                  self.claimed[row])
+        self.free[row] = self.capacity[row] - max(
+            self.reported_used[row], self.claimed[row] + self.assumed[row])
 
     def grow(self, size):
-        for name in self.NAMES + ('allocation_ratio', 'free'):
+        for name in self.NAMES + ('allocation_ratio', 'free', 'assumed'):
             old = getattr(self, name)
             new = np.zeros(size, dtype=old.dtype)
             new[:len(old)] = old
@@ -55,6 +63,7 @@ class _ResourceColumns:
             for name in self.NAMES:
                 getattr(self, name)[row] = inventory[name]
             self.allocation_ratio[row] = inventory['allocation_ratio']
+            self.stepped = self.stepped or inventory['step_size'] > 1
         self.update_free(row)
 
 
@@ -77,13 +86,17 @@ class HostTable:
         self.reported_at = np.zeros(self._allocated, dtype=np.float64)
         self.az = np.zeros(self._allocated, dtype=np.int32)
         self.failed_builds = np.zeros(self._allocated, dtype=np.int64)
+        # when this worker last confirmed a claim on the row (see apply)
+        self.confirmed = np.zeros(self._allocated, dtype=np.int64)
+        self.confirm_epoch = 0
+        self.dirty = set()
         self.resources = {rc: _ResourceColumns(self._allocated)
                           for rc in rcs.STANDARD}
         self.hosts = []
         self.reported_zones = []
         self.nodenames = []
         self.uuids = []
-        self.attributes = []
+        self.attributes = AttributeStore()
         self.az_names = []
         self._az_index = {}
         self._row_of = {}
@@ -93,13 +106,27 @@ class HostTable:
 
     # -- loading --------------------------------------------------------
 
-    def apply(self, providers):
-        """Insert or update rows from ``scheduler.db.providers`` dicts."""
+    def apply(self, providers, read_epoch=None):
+        """Insert or update rows from ``scheduler.db.providers`` dicts.
+
+        ``read_epoch``: ``confirm_epoch`` when they were read. A row this
+        worker confirmed a claim on since then may have been read without
+        it: it is left as it is and listed in ``dirty``, to be re-read.
+        """
         for provider in providers:
             row = self._row_of.get(provider['id'])
             if row is None:
                 row = self._append(provider)
+            elif (read_epoch is not None
+                  and self.confirmed[row] > read_epoch):
+                self.dirty.add(provider['id'])
+                continue
             self._set_row(row, provider)
+
+    def take_dirty(self):
+        """The provider ids to re-read (and forget them)."""
+        dirty, self.dirty = self.dirty, set()
+        return dirty
 
     def _append(self, provider):
         if self.size == self._allocated:
@@ -112,12 +139,12 @@ class HostTable:
         self.reported_zones.append(None)
         self.nodenames.append(provider['nodename'])
         self.uuids.append(provider['uuid'])
-        self.attributes.append({})
+        self.attributes.append()
         return row
 
     def _grow(self, size):
         for name in ('provider_id', 'generation', 'disabled',
-                     'reported_at', 'az', 'failed_builds'):
+                     'reported_at', 'az', 'failed_builds', 'confirmed'):
             old = getattr(self, name)
             new = np.zeros(size, dtype=old.dtype)
             new[:len(old)] = old
@@ -141,14 +168,12 @@ class HostTable:
             if reported is not None else 0.0)
         self.reported_zones[row] = provider.get('availability_zone')
         self._set_zone(row)
-        attributes = provider.get('attributes')
-        if isinstance(attributes, str):
-            attributes = json.loads(attributes)
-        self.attributes[row] = attributes or {}
+        self.attributes.set(row, provider.get('attributes'))
         self.failed_builds[row] = provider.get('failed_builds') or 0
-        for name, (column, default) in self._attribute_columns.items():
-            column[row] = _number(_lookup(self.attributes[row], name),
-                                  default)
+        if self._attribute_columns:
+            attributes = self.attributes.peek(row)
+            for name, (column, default) in self._attribute_columns.items():
+                column[row] = _number(_lookup(attributes, name), default)
         inventories = provider.get('inventories', {})
         for rc in inventories:
             if rc not in self.resources:
@@ -203,23 +228,34 @@ class HostTable:
             columns.free[rows]
 
     def fits(self, row, resources):
-        """True if ``resources`` fit on ``row`` right now."""
-        for rc, amount in resources.items():
-            columns = self.resources.get(rc)
-            if columns is None:
-                return False
-            used = max(columns.reported_used[row], columns.claimed[row])
-            if (used + amount > columns.capacity[row]
-                    or amount > columns.max_unit[row]
-                    or amount < columns.min_unit[row]):
-                return False
-        return True
+        """True if ``resources`` fit on ``row`` right now (the rule of
+        ``scheduler.fit``)."""
+        return bool(fit.fits_all(self, resources, [row])[0])
 
     def add_claim(self, row, resources):
-        """Count ``resources`` as claimed on ``row`` (tentatively or not)."""
+        """Count ``resources`` as claimed on ``row`` in the database."""
+        self._add(row, resources, 'claimed', 1)
+
+    def assume(self, row, resources):
+        """Count a tentative claim of this worker on ``row``."""
+        self._add(row, resources, 'assumed', 1)
+
+    def forget(self, row, resources):
+        """Drop a tentative claim (it was never written)."""
+        self._add(row, resources, 'assumed', -1)
+
+    def confirm(self, row, resources):
+        """A tentative claim was committed: count it as claimed until the
+        row is next read (which then includes it)."""
+        self.confirm_epoch += 1
+        self.confirmed[row] = self.confirm_epoch
+        self._add(row, resources, 'assumed', -1)
+        self._add(row, resources, 'claimed', 1)
+
+    def _add(self, row, resources, column, sign):
         for rc, amount in resources.items():
             columns = self.resources[rc]
-            columns.claimed[row] += amount
+            getattr(columns, column)[row] += sign * amount
             columns.update_free(row)
 
     def view(self, row):
@@ -236,7 +272,7 @@ class HostTable:
         cached = self._attribute_columns.get(name)
         if cached is None:
             column = np.full(self._allocated, default, dtype=np.float64)
-            for row, attributes in enumerate(self.attributes):
+            for row, attributes in self.attributes.each_decoded():
                 column[row] = _number(_lookup(attributes, name), default)
             cached = self._attribute_columns[name] = (column, default)
         return cached[0][:self.size]

@@ -10,6 +10,7 @@ from scheduler import claims
 from scheduler import exception
 from scheduler import resource_classes as rcs
 from scheduler.db import api as db_api
+from scheduler.db import changes
 from scheduler.db import providers as db_providers
 
 from . import fakes
@@ -21,7 +22,7 @@ T0 = datetime.datetime(2026, 3, 1, 12, 0, 0)
 
 
 def _provider(db, provider_id):
-    rows, _ = db_providers.load_changes(db, provider_ids=[provider_id])
+    rows = db_providers.load_changes(db, provider_ids=[provider_id])
     return rows[0]
 
 
@@ -182,29 +183,53 @@ def test_sync_only_touches_the_named_host(db, host):
     assert _consumers(db) == [C1]
 
 
-def test_change_seq_increases_with_every_write(db, host):
-    seqs = [_provider(db, host)['change_seq']]
-    claims.claim_resources(db, [claims.Claim(C1, host, {rcs.VCPU: 1})])
-    seqs.append(_provider(db, host)['change_seq'])
-    claims.claim_resources(db, [claims.Claim(C2, host, {rcs.VCPU: 1})])
-    seqs.append(_provider(db, host)['change_seq'])
-    claims.delete_allocations(db, C1)
-    seqs.append(_provider(db, host)['change_seq'])
-    claims.sync_host_consumers(db, 'h1', [], 0,
-                               now=timeutils.utcnow() +
-                               datetime.timedelta(seconds=1))
-    seqs.append(_provider(db, host)['change_seq'])
-    fakes.report(db, 'h1', vcpus=4)
-    seqs.append(_provider(db, host)['change_seq'])
-    assert seqs == sorted(set(seqs)), seqs
+def _seen_after(db, mark, provider_id):
+    """Does a reader at feed position ``mark`` find ``provider_id``?"""
+    rows = db_providers.load_changes(db, since=mark)
+    return provider_id in {r['id'] for r in rows}
+
+
+def _mark(db):
     with db.reader() as session:
-        assert db_api.current_change_seq(session) == seqs[-1]
+        return changes.position(session)
 
 
-def test_failed_claim_does_not_bump_change_seq(db, host):
+def test_every_write_is_found_by_a_reader_of_the_feed(db, host):
+    later = timeutils.utcnow() + datetime.timedelta(seconds=1)
+    writes = [
+        lambda: claims.claim_resources(
+            db, [claims.Claim(C1, host, {rcs.VCPU: 1})]),
+        lambda: claims.claim_resources(
+            db, [claims.Claim(C2, host, {rcs.VCPU: 1})]),
+        lambda: claims.delete_allocations(db, C1),
+        lambda: claims.sync_host_consumers(db, 'h1', [], 0, now=later),
+        lambda: fakes.report(db, 'h1', vcpus=4),
+    ]
+    for write in writes:
+        mark = _mark(db)
+        assert not _seen_after(db, mark, host)
+        write()
+        assert _seen_after(db, mark, host)
+
+
+def test_legacy_counter_is_bumped_only_when_asked(db, host):
+    with db.reader() as session:
+        before = db_api.current_change_seq(session)
+    claims.claim_resources(db, [claims.Claim(C1, host, {rcs.VCPU: 1})])
+    with db.reader() as session:
+        assert db_api.current_change_seq(session) == before
+    db.legacy_change_counter = True
+    claims.claim_resources(db, [claims.Claim(C2, host, {rcs.VCPU: 1})])
+    with db.reader() as session:
+        assert db_api.current_change_seq(session) == before + 1
+    assert _provider(db, host)['change_seq'] == before + 1
+
+
+def test_failed_claim_is_not_in_the_feed(db, host):
     before = _provider(db, host)
+    mark = _mark(db)
     with pytest.raises(exception.ClaimConflict):
         claims.claim_resources(db, [claims.Claim(C1, host, {rcs.VCPU: 5})])
     after = _provider(db, host)
-    assert (after['change_seq'], after['generation']) == (
-        before['change_seq'], before['generation'])
+    assert after['generation'] == before['generation']
+    assert not _seen_after(db, mark, host)

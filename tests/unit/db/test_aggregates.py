@@ -1,11 +1,11 @@
 """Aggregates pushed by their owner: saved, replaced and tombstoned, and
-pulled by workers as changes after a change_seq."""
+pulled by workers as changes after a feed position."""
 
 import pytest
 
 from scheduler import objects
 from scheduler.db import aggregates as db_aggregates
-from scheduler.db import api as db_api
+from scheduler.db import changes
 
 A1 = '1a2b3c4d-0000-4000-8000-000000000001'
 A2 = '1a2b3c4d-0000-4000-8000-000000000002'
@@ -18,7 +18,7 @@ def _agg(uuid, hosts=(), name=None, **metadata):
 
 def _seq(db):
     with db.reader() as session:
-        return db_api.current_change_seq(session)
+        return changes.position(session)
 
 
 def _by_uuid(changes):
@@ -28,8 +28,8 @@ def _by_uuid(changes):
 def test_saved_aggregates_load_as_dicts(db):
     db_aggregates.save_aggregates(db, [
         _agg(A1, ['h2', 'h1'], 'fast', ssd='true'), _agg(A2)])
-    changes = _by_uuid(db_aggregates.load_aggregate_changes(db))
-    assert changes == {
+    found = _by_uuid(db_aggregates.load_aggregate_changes(db))
+    assert found == {
         A1: {'uuid': A1, 'name': 'fast', 'deleted': False,
              'hosts': ['h1', 'h2'], 'metadata': {'ssd': 'true'}},
         A2: {'uuid': A2, 'name': None, 'deleted': False, 'hosts': [],
@@ -53,7 +53,7 @@ def test_changes_since_a_seq(db):
     db_aggregates.save_aggregates(db, [_agg(A2, ['h2'])])
     assert [c['uuid'] for c in db_aggregates.load_aggregate_changes(
         db, since=after_first)] == [A2]
-    assert _seq(db) > after_first
+    assert _seq(db) != after_first
     # an update of A1 shows up again
     mark = _seq(db)
     db_aggregates.save_aggregates(db, [_agg(A1, ['h1', 'h9'])])

@@ -6,6 +6,7 @@ import datetime
 import json
 
 from scheduler import resource_classes as rcs
+from scheduler.db import changes
 from scheduler.db import providers as db_providers
 
 from .. import fakes
@@ -50,7 +51,6 @@ def test_newer_report_updates_in_place(db):
     [second] = db_providers.list_providers(db)
     assert second['id'] == first['id'] and second['uuid'] == first['uuid']
     assert second['generation'] > first['generation']
-    assert second['change_seq'] > first['change_seq']
     assert second['inventories'][rcs.VCPU]['total'] == 16
 
 
@@ -61,30 +61,70 @@ def test_older_or_repeated_report_is_ignored(db):
     assert not _record(db, 'h1', vcpus=2, updated_at=_at(5))
     [after] = db_providers.list_providers(db)
     assert after['inventories'][rcs.VCPU]['total'] == 16
-    assert (after['generation'], after['change_seq']) == (
-        before['generation'], before['change_seq'])
+    assert after['generation'] == before['generation']
+
+
+def _mark(db):
+    with db.reader() as session:
+        return changes.position(session)
 
 
 def test_load_changes_since(db):
     _record(db, 'h1')
     _record(db, 'h2')
-    rows, seq = db_providers.load_changes(db)
+    rows = db_providers.load_changes(db)
     assert sorted(r['host'] for r in rows) == ['h1', 'h2']
-    assert db_providers.load_changes(db, since=seq) == ([], seq)
+    mark = _mark(db)
+    assert db_providers.load_changes(db, since=mark) == []
     _record(db, 'h2', vcpus=2)
-    rows, new_seq = db_providers.load_changes(db, since=seq)
+    rows = db_providers.load_changes(db, since=mark, until=_mark(db))
     assert [r['host'] for r in rows] == ['h2']
     assert set(rows[0]['inventories']) == {rcs.VCPU, rcs.MEMORY_MB,
                                            rcs.DISK_GB}
-    assert new_seq > seq
 
 
 def test_load_changes_of_given_providers(db):
     _record(db, 'h1')
     _record(db, 'h2')
     h2 = db_providers.find_provider(db, 'h2')['id']
-    rows, _ = db_providers.load_changes(db, provider_ids=[h2])
+    rows = db_providers.load_changes(db, provider_ids=[h2])
     assert [r['host'] for r in rows] == ['h2']
+
+
+def _absorb(db, second, **stats):
+    node = fakes.compute_node('h1', updated_at=_at(0) + datetime.timedelta(
+        seconds=second), **stats)
+    return db_providers.absorb_reports(db, [node], fakes.RATIO_DEFAULTS,
+                                       fresh_for=30)
+
+
+def test_a_report_that_repeats_the_stored_one_writes_nothing(db):
+    assert _absorb(db, 0, vcpus_used=1) == (1, 0)
+    before, mark = db_providers.list_providers(db)[0], _mark(db)
+    assert _absorb(db, 10, vcpus_used=1) == (0, 1)
+    [after] = db_providers.list_providers(db)
+    assert after == before
+    assert _mark(db) == mark            # no feed stamp: nobody re-reads
+
+
+def test_a_changed_or_heartbeat_report_is_written(db):
+    _absorb(db, 0, vcpus_used=1)
+    mark = _mark(db)
+    assert _absorb(db, 10, vcpus_used=2) == (1, 0)       # usage drifted
+    [changed] = db_providers.load_changes(db, since=mark)
+    assert changed['inventories'][rcs.VCPU]['reported_used'] == 2
+    mark = _mark(db)
+    # the same again, but the stored one is older than fresh_for: the
+    # ComputeFilter reads that time, so it is written
+    assert _absorb(db, 41, vcpus_used=2) == (1, 0)
+    [heartbeat] = db_providers.load_changes(db, since=mark)
+    assert heartbeat['reported_at'] == (
+        _at(0) + datetime.timedelta(seconds=41)).replace(tzinfo=None)
+
+
+def test_an_older_report_is_neither_written_nor_unchanged(db):
+    _absorb(db, 10)
+    assert _absorb(db, 5) == (0, 0)
 
 
 def test_find_provider_by_host_or_node(db):

@@ -32,8 +32,7 @@ def _save(db, uuid, hosts, **metadata):
 
 def _inventory(db, host, rc=rcs.VCPU):
     provider_id = db_providers.find_provider(db, host)['id']
-    [provider], _ = db_providers.load_changes(db,
-                                              provider_ids=[provider_id])
+    [provider] = db_providers.load_changes(db, provider_ids=[provider_id])
     inventory = provider['inventories'][rc]
     return inventory['allocation_ratio'], inventory['capacity']
 

@@ -5,7 +5,7 @@ Expand only: a new table, nothing the previous release reads changes, so
 its workers keep running on a database this migration upgraded.
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 Create Date: 2026-11-23
 """
 
@@ -15,7 +15,7 @@ from alembic import op
 from scheduler.db import types
 
 revision = '0004'
-down_revision = '0002'
+down_revision = '0003'
 branch_labels = None
 depends_on = None
 
