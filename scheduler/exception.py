@@ -87,3 +87,22 @@ class ServiceUnavailable(SchedulerException):
     """A required service (broker, database) cannot be reached."""
 
     msg_fmt = '%(service)s unreachable at %(url)s: %(reason)s'
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database could not be reached; nothing was changed. Retry.
+
+    Deliberately without the driver's message, SQL or parameters: those
+    go to the worker's log only (issue 13, point 2a).
+    """
+
+    msg_fmt = ('The scheduler database is unreachable; the request was not '
+               'carried out. Retry later.')
+
+
+class DatabaseError(SchedulerException):
+    """A database error other than an outage; details are in the log."""
+
+    msg_fmt = ('The scheduler could not complete the request because of a '
+               'database error (details in the log of %(host)s, '
+               'error id %(error_id)s).')

@@ -9,6 +9,7 @@ from oslo_config import cfg
 
 from scheduler.conf import database
 from scheduler.conf import filter_scheduler
+from scheduler.conf import limits
 from scheduler.conf import messaging
 from scheduler.conf import metrics
 from scheduler.conf import pci
@@ -17,7 +18,7 @@ from scheduler.conf import service
 from scheduler.conf import upgrade_levels
 
 _MODULES = (service, scheduler_group, filter_scheduler, metrics, pci,
-            upgrade_levels, database, messaging)
+            upgrade_levels, database, messaging, limits)
 
 
 def register_all(conf: cfg.ConfigOpts) -> cfg.ConfigOpts:

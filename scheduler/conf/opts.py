@@ -8,6 +8,7 @@ namespaces (see ``etc/scheduler/scheduler-config-generator.conf``).
 import collections
 
 from scheduler.conf import filter_scheduler
+from scheduler.conf import limits
 from scheduler.conf import metrics
 from scheduler.conf import pci
 from scheduler.conf import scheduler as scheduler_group
@@ -15,7 +16,7 @@ from scheduler.conf import service
 from scheduler.conf import upgrade_levels
 
 _MODULES = (service, scheduler_group, filter_scheduler, metrics, pci,
-            upgrade_levels)
+            upgrade_levels, limits)
 
 
 def list_opts():

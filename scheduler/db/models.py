@@ -95,6 +95,9 @@ aggregates = sa.Table(
     # a deleted aggregate stays as a tombstone so workers see it go
     sa.Column('deleted', sa.Boolean, nullable=False, default=False),
     sa.Column('change_seq', sa.BigInteger, nullable=False, index=True),
+    # when the last applied message was sent (migration 0003): casts
+    # arriving out of order never undo a later one
+    sa.Column('updated_at', types.Timestamp, nullable=True),
 )
 
 instances = sa.Table(
