@@ -12,6 +12,7 @@ from oslo_messaging.rpc import server as rpc_server
 
 from scheduler import conf as sched_conf
 from scheduler import dispatcher
+from scheduler import inbound
 from scheduler import objects
 
 ALLOWED_EXMODS = ['scheduler.exception']
@@ -59,6 +60,7 @@ def get_server(conf, transport, endpoints):
     """
     topics = (conf.scheduler.topic, sched_conf.scheduler.report_topic(conf))
     sched_conf.limits.register_opts(conf)
+    inbound.install(conf.limits.max_message_bytes)
     # our dispatcher: bad input and database outages become answers
     return Servers([rpc_server.RPCServer(
         transport, oslo_messaging.Target(topic=topic, server=conf.host),

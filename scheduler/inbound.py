@@ -1,0 +1,76 @@
+"""What a worker does with a message body before oslo.messaging decodes it.
+
+``install(max_bytes)`` (once per worker process) makes every compressed
+body kombu may receive inflate at most ``max_bytes`` (``[limits]
+max_message_bytes``): the decoders of kombu's registry are replaced by
+bounded ones, and formats that cannot be bounded are refused. A message
+that fails to decode (too large, not UTF-8, not JSON) is dropped by
+oslo.messaging; the filter installed here turns its log record into one
+warning line instead of a traceback.
+"""
+
+import bz2
+import logging
+import lzma
+import zlib
+
+from kombu import compression
+
+_RABBIT_LOGGER = 'oslo_messaging._drivers.impl_rabbit'
+_UNBOUNDED = ('application/x-brotli', 'application/zstd')
+
+
+class MessageTooLarge(ValueError):
+    pass
+
+
+def _bounded(new_decompressor, max_bytes):
+    def decode(body):
+        inflater = new_decompressor()
+        body = inflater.decompress(body, max_bytes + 1)
+        if len(body) > max_bytes:
+            raise MessageTooLarge(
+                'compressed body inflates past [limits] max_message_bytes '
+                '(%d)' % max_bytes)
+        return body
+    return decode
+
+
+def _refuse(content_type):
+    def decode(body):
+        raise MessageTooLarge('%s bodies are not accepted (they cannot be '
+                              'inflated with a bound)' % content_type)
+    return decode
+
+
+class _OneLineDrop(logging.Filter):
+    """oslo.messaging logs an undecodable message with a traceback."""
+
+    def filter(self, record):
+        if record.exc_info and str(record.msg).startswith(
+                'Failed to process message'):
+            error = record.exc_info[1]
+            record.msg = 'Dropped a message that cannot be decoded: %s: %s'
+            record.args = (type(error).__name__, str(error)[:200])
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, 'WARNING'
+        return True
+
+
+def install(max_bytes):
+    """Bound decompression in this process (idempotent)."""
+    compression.register(zlib.compress, _bounded(
+        lambda: zlib.decompressobj(), max_bytes), 'application/x-gzip',
+        aliases=['gzip', 'zlib'])
+    compression.register(bz2.compress, _bounded(
+        bz2.BZ2Decompressor, max_bytes), 'application/x-bz2',
+        aliases=['bzip2', 'bzip'])
+    compression.register(lzma.compress, _bounded(
+        lzma.LZMADecompressor, max_bytes), 'application/x-lzma',
+        aliases=['lzma', 'xz'])
+    for content_type in _UNBOUNDED:
+        compression.register(None, _refuse(content_type), content_type)
+    logger = logging.getLogger(_RABBIT_LOGGER)
+    if not any(isinstance(f, _OneLineDrop) for f in logger.filters):
+        logger.addFilter(_OneLineDrop())
