@@ -59,6 +59,12 @@ class InvalidField(InvalidRequest, ValueError):
     msg_fmt = 'Invalid value for field %(field)s: %(reason)s'
 
 
+class ConfigInvalid(SchedulerException):
+    """A configuration value or the transport URL cannot be used."""
+
+    msg_fmt = 'Invalid configuration: %(reason)s'
+
+
 class PluginLoadError(SchedulerException):
     """The configured filter or weigher pipeline is invalid."""
 
