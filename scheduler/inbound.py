@@ -10,11 +10,12 @@ warning line instead of a traceback.
 """
 
 import bz2
-import logging
 import lzma
 import zlib
 
 from kombu import compression
+
+from scheduler import log_filters
 
 _RABBIT_LOGGER = 'oslo_messaging._drivers.impl_rabbit'
 _UNBOUNDED = ('application/x-brotli', 'application/zstd')
@@ -43,21 +44,6 @@ def _refuse(content_type):
     return decode
 
 
-class _OneLineDrop(logging.Filter):
-    """oslo.messaging logs an undecodable message with a traceback."""
-
-    def filter(self, record):
-        if record.exc_info and str(record.msg).startswith(
-                'Failed to process message'):
-            error = record.exc_info[1]
-            record.msg = 'Dropped a message that cannot be decoded: %s: %s'
-            record.args = (type(error).__name__, str(error)[:200])
-            record.exc_info = None
-            record.exc_text = None
-            record.levelno, record.levelname = logging.WARNING, 'WARNING'
-        return True
-
-
 def install(max_bytes):
     """Bound decompression in this process (idempotent)."""
     compression.register(zlib.compress, _bounded(
@@ -71,6 +57,5 @@ def install(max_bytes):
         aliases=['lzma', 'xz'])
     for content_type in _UNBOUNDED:
         compression.register(None, _refuse(content_type), content_type)
-    logger = logging.getLogger(_RABBIT_LOGGER)
-    if not any(isinstance(f, _OneLineDrop) for f in logger.filters):
-        logger.addFilter(_OneLineDrop())
+    log_filters.one_line(_RABBIT_LOGGER, ('Failed to process message',),
+                         'Dropped a message that cannot be decoded')

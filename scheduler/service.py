@@ -37,6 +37,7 @@ from oslo_log import log as logging
 from oslo_reports import guru_meditation_report as gmr
 
 from scheduler import exception
+from scheduler import log_filters
 from scheduler import manager
 from scheduler import rpc
 from scheduler.db import api as db_api
@@ -191,6 +192,7 @@ class Worker(cotyledon.Service):
         enable_reports()
 
     def run(self):
+        log_filters.expected_database_faults()
         self.endpoint = manager.SchedulerManager(self.conf,
                                                  batch_reports=True)
         self.endpoint.host_cache.refresh(force=True)
