@@ -25,6 +25,10 @@ from scheduler import exception
 from scheduler import rpc
 
 RPC_API_VERSION = '1.2'
+# The worker serving a call sends a heartbeat every half of this; a caller
+# whose worker died (SIGKILL, OOM) gets MessagingTimeout after it instead
+# of after the whole rpc_response_timeout.
+CALL_MONITOR_TIMEOUT = 10
 
 
 class SchedulerAPI:
@@ -54,7 +58,8 @@ class SchedulerAPI:
 
     def select_destinations(self, ctxt, spec_obj, instance_uuids,
                             return_alternates=False):
-        cctxt = self._prepare('1.0', 'select_destinations')
+        cctxt = self._prepare('1.0', 'select_destinations').prepare(
+            call_monitor_timeout=CALL_MONITOR_TIMEOUT)
         return cctxt.call(ctxt, 'select_destinations', spec_obj=spec_obj,
                           instance_uuids=instance_uuids,
                           return_alternates=return_alternates)
