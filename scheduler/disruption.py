@@ -9,11 +9,12 @@ controller in a disruption of a zone, a worker takes a silence of most
 hosts at once as its own problem, not the hosts':
 
 * when at least ``THRESHOLD`` (55%, kube's unhealthy-zone threshold) of
-  the hosts, and at least ``MIN_SILENT`` hosts, are not reporting, the worker notes when that silence began
-  (the newest report among the silent hosts) and, from then until
-  ``service_down_time`` seconds after it last saw the silence, every host
-  that was reporting when the silence began still counts as reporting:
-  each tracker gets a full period to report again;
+  the hosts, and at least ``MIN_SILENT`` hosts, are not reporting, the
+  worker notes when that silence began (the newest report among the silent
+  hosts) and, from then until ``service_down_time`` seconds after it last
+  saw the silence, every host that was reporting when the silence began
+  still counts as reporting: each tracker gets a full period to report
+  again;
 * a host that had stopped reporting before the silence is down as usual,
   and so is any host once the grace is over.
 
