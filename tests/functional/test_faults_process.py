@@ -9,13 +9,14 @@ import time
 
 import pytest
 
+from scheduler import rpcapi
 from tests.functional import db_state
 from tests.functional import fault_load
 from tests.functional import server as server_mod
 from tests.functional import workload
 
-# heartbeats every 5 s (rpcapi.CALL_MONITOR_TIMEOUT = 10), plus slack
-FAIL_FAST = 20.0
+# rpcapi.CALL_MONITOR_TIMEOUT, plus slack; the RPC timeout is 60 s
+FAIL_FAST = rpcapi.CALL_MONITOR_TIMEOUT + 10
 
 
 def _workers(server):
@@ -35,7 +36,7 @@ def _wait_workers(server, count, not_in=(), timeout=30):
 def server(rabbitmq, tmp_path):
     server = server_mod.SchedulerServer(
         tmp_path, 'sqlite:///%s' % (tmp_path / 'scheduler.sqlite'),
-        workers=2)
+        workers=2, options={'DEFAULT': {'rpc_response_timeout': 60}})
     server.db_sync()
     server.start().wait_ready()
     yield server
