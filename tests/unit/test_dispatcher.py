@@ -7,6 +7,7 @@ import time
 
 import oslo_messaging
 import pytest
+import sqlalchemy as sa
 import sqlalchemy.exc as sa_exc
 from oslo_db import exception as db_exc
 
@@ -15,6 +16,7 @@ from scheduler import exception
 from scheduler import manager
 from scheduler import objects
 from scheduler import rpc
+from scheduler.db import models
 
 CTXT = context.get_admin_context()
 SQL = 'SELECT secret_column FROM providers WHERE host = %(host)s'
@@ -125,3 +127,30 @@ def test_bad_cast_is_one_warning_and_the_worker_serves_on(client, caplog):
 def _rejections(caplog):
     return [r.getMessage() for r in caplog.records
             if 'update_resource_stats' in r.getMessage()]
+
+
+def _dump(db):
+    with db.reader() as session:
+        return {table.name: sorted(map(tuple, session.execute(
+            sa.select(table)).all()), key=repr)
+            for table in models.metadata.sorted_tables}
+
+
+@pytest.mark.parametrize('method, args', [
+    ('update_resource_stats', {'name': 'h1', 'stats': {'vcpus': 1.5}}),
+    ('update_resource_stats', {'name': 'h1', 'stats': {
+        'vcpus': 4, 'updated_at': '9999-12-31T00:00:00Z'}}),
+    ('update_aggregates', {'aggregates': [{'uuid': 'not-a-uuid'}]}),
+    ('delete_allocations', {'consumer_uuid': ['x'] * 3}),
+    ('sync_instance_info', {'host': 'h1', 'instance_uuids': 'nope'}),
+    ('delete_instance_info', {'host': 'h1', 'instance_uuid': float('nan')}),
+    ('build_failed', {'name': '\ud800'}),
+])
+def test_a_rejected_cast_changes_no_row(client, db, method, args):
+    before = _dump(db)
+    # as a call, to know it was processed; the cast path is the same
+    try:
+        client.call(CTXT, method, **args)
+    except exception.InvalidRequest:
+        pass
+    assert _dump(db) == before
