@@ -36,6 +36,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_reports import guru_meditation_report as gmr
 
+from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import log_filters
 from scheduler import manager
@@ -261,7 +262,11 @@ class Launcher:
 
     def _on_reload(self):
         LOG.info('SIGHUP: reloading configuration and restarting workers')
-        if not self.conf.reload_config_files():
+        problem = validate_files(self.conf)
+        if problem:
+            LOG.error('Not reloading: %s; workers restart with the '
+                      'previous configuration', problem)
+        elif not self.conf.reload_config_files():
             LOG.error('Configuration files do not parse; keeping the '
                       'previous configuration')
 
@@ -284,6 +289,25 @@ class Launcher:
                   'restarting it in %ds', worker_id, lived, exit_code, delay)
         # cotyledon respawns once this hook returns
         time.sleep(delay)
+
+
+def validate_files(conf):
+    """Why the config files of ``conf``, read afresh, are not usable
+    (one line), or None: a SIGHUP must not swap in a bad value."""
+    fresh = sched_conf.new_config()
+    logging.register_options(fresh)
+    argv = []
+    for path in conf.config_file or ():
+        argv += ['--config-file', path]
+    for path in conf.config_dir or ():
+        argv += ['--config-dir', path]
+    try:
+        fresh(argv, project='scheduler', default_config_files=[],
+              default_config_dirs=[])
+        check_config(fresh)
+    except (cfg.Error, exception.SchedulerException) as exc:
+        return str(exc).splitlines()[0]
+    return None
 
 
 def enable_reports():

@@ -4,6 +4,7 @@ later."""
 
 import pytest
 
+from scheduler import conf as sched_conf
 from scheduler import service
 from scheduler.cmd import server
 
@@ -47,3 +48,21 @@ def test_a_worker_dying_young_is_restarted_with_backoff(conf, monkeypatch):
     launcher._on_new_worker('svc', 0, None)
     launcher._on_dead_worker('svc', 0, 1)
     assert slept[-1] == 1
+
+
+def test_sighup_keeps_the_configuration_when_the_files_are_bad(tmp_path,
+                                                                 caplog):
+    path = tmp_path / 'scheduler.conf'
+    path.write_text('[DEFAULT]\nworkers = 3\n')
+    conf = sched_conf.new_config()
+    conf(['--config-file', str(path)], project='scheduler',
+         default_config_files=[], default_config_dirs=[])
+    launcher = service.Launcher(conf)
+    path.write_text('[DEFAULT]\nworkers = two\n')
+    launcher._on_reload()
+    assert conf.workers == 3
+    assert 'Not reloading: Invalid configuration: invalid value for ' \
+        '[DEFAULT] workers' in caplog.text
+    path.write_text('[DEFAULT]\nworkers = 4\n')
+    launcher._on_reload()
+    assert conf.workers == 4
