@@ -17,7 +17,8 @@ from kombu import compression
 
 from scheduler import log_filters
 
-_RABBIT_LOGGER = 'oslo_messaging._drivers.impl_rabbit'
+# oslo.messaging names its loggers with a dot
+_RABBIT_LOGGER = 'oslo.messaging._drivers.impl_rabbit'
 _UNBOUNDED = ('application/x-brotli', 'application/zstd')
 
 

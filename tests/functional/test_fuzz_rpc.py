@@ -15,7 +15,9 @@ import collections
 import copy
 import time
 import uuid
+import zlib
 
+import kombu
 import oslo_messaging
 import pytest
 from hypothesis import HealthCheck
@@ -25,6 +27,7 @@ from hypothesis import strategies as st
 
 from scheduler import exception
 from scheduler import objects
+from tests.functional import db_state
 from tests.functional import server as server_mod
 from tests.functional import workload
 
@@ -213,3 +216,29 @@ def test_casts_leave_no_traceback(fuzz_server, summary_line):
     log = server.log_text()
     assert 'Traceback' not in log, server.errors_in_log(limit=5)
     assert server.errors_in_log() == []
+
+
+def test_undecodable_bodies_are_one_warning_each(fuzz_server):
+    """Invalid UTF-8, non-JSON and a zip bomb (200 MB of zeros in about
+    200 KB) sent straight to the topic: each is dropped with one warning
+    line; the worker's memory is never spent on the bomb."""
+    server, raw = fuzz_server
+    bomb = zlib.compress(b'0' * (200 * 1024 * 1024), 9)
+    bodies = [(b'\xff\xfe\xfd', {}), (b'{"not json', {}),
+              (bomb, {'compression': 'application/x-gzip'})]
+    before = server.count_in_log('Dropped a message that cannot be decoded')
+    with kombu.Connection('amqp://guest:guest@127.0.0.1:5672//') as conn:
+        producer = conn.Producer()
+        for body, headers in bodies:
+            producer.publish(body, exchange=kombu.Exchange(
+                'scheduler', type='topic', durable=False),
+                routing_key=server.topic, content_type='application/json',
+                content_encoding='utf-8', headers=headers)
+    db_state.wait_for(
+        lambda: server.count_in_log(
+            'Dropped a message that cannot be decoded') >= before + 3,
+        20, 'three dropped messages in the log')
+    assert 'Traceback' not in server.log_text()
+    # still serving
+    with pytest.raises(exception.InvalidField):
+        raw.call(CTXT, 'select_destinations', spec_obj=None, colour=1)
