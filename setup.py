@@ -1,3 +1,6 @@
+"""pbr reads setup.cfg, requirements.txt and the git history (version,
+AUTHORS, ChangeLog); see pyproject.toml for the build backend."""
+
 import setuptools
 
-setuptools.setup()
+setuptools.setup(pbr=True)

@@ -65,6 +65,23 @@ class ConfigInvalid(SchedulerException):
     msg_fmt = 'Invalid configuration: %(reason)s'
 
 
+class Forbidden(SchedulerException):
+    """The caller's context does not pass the policy rule of the method.
+
+    ``rule`` names the oslo.policy rule (``scheduler:<method>``); an
+    operator grants it with a role or changes it in the policy file.
+    """
+
+    msg_fmt = ('Policy does not allow %(rule)s for this caller (roles: '
+               '%(roles)s); it needs a context that passes "%(check)s"')
+
+
+class InvalidPolicy(SchedulerException):
+    """The operator's policy file cannot be used (start-up check)."""
+
+    msg_fmt = 'Invalid policy file %(path)s: %(reason)s'
+
+
 class PluginLoadError(SchedulerException):
     """The configured filter or weigher pipeline is invalid."""
 

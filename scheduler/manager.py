@@ -14,7 +14,9 @@ from scheduler import claims
 from scheduler import exception
 from scheduler import notifications
 from scheduler import objects
+from scheduler.objects import nova_compat
 from scheduler import plugins
+from scheduler import policy
 from scheduler import reports
 from scheduler import resource_classes as rcs
 from scheduler import validation
@@ -22,6 +24,7 @@ from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
+from scheduler.db import services as db_services
 from scheduler.driver import filter_scheduler
 from scheduler.host_state import HostStateCache
 from scheduler.weighers import image_properties as image_properties_weigher
@@ -57,7 +60,7 @@ def _check_uuid_list(value, field):
 
 class SchedulerManager:
 
-    target = oslo_messaging.Target(version='1.2')
+    target = oslo_messaging.Target(version='1.3')
 
     def __init__(self, conf, db=None, batch_reports=False):
         """``batch_reports``: combine tracker reports into batches with a
@@ -88,12 +91,16 @@ class SchedulerManager:
         if self.report_writer is not None:
             self.report_writer.stop()
 
+    @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(exception.NoValidHost,
                                         exception.InvalidRequest)
     def select_destinations(self, ctxt, spec_obj=None, instance_uuids=None,
                             return_alternates=False):
         if spec_obj is None:
             raise exception.InvalidField(field='spec_obj', reason='missing')
+        if nova_compat.is_nova_request_spec(spec_obj):
+            # a caller speaking nova's RPC: its objects arrive as dicts
+            spec_obj = objects.RequestSpec.from_nova(spec_obj)
         if not isinstance(spec_obj, objects.RequestSpec):
             raise exception.InvalidField(
                 field='spec_obj', reason='expected a RequestSpec object, '
@@ -113,6 +120,7 @@ class SchedulerManager:
                 ctxt, spec_obj, instance_uuids=uuids,
                 return_alternates=return_alternates))
 
+    @policy.authorize('update_resource_stats')
     def update_resource_stats(self, ctxt, name=None, stats=None):
         try:
             host, node = parse_name(name)
@@ -131,6 +139,7 @@ class SchedulerManager:
         if not applied:
             LOG.debug('Ignored an out-of-date report for %s/%s', host, node)
 
+    @policy.authorize('delete_allocations')
     def delete_allocations(self, ctxt, consumer_uuid=None):
         if not uuidutils.is_uuid_like(consumer_uuid):
             LOG.warning('Rejected delete_allocations: consumer_uuid %r is '
@@ -139,6 +148,7 @@ class SchedulerManager:
         released = claims.delete_allocations(self.db, consumer_uuid)
         LOG.debug('Released %d allocations of %s', released, consumer_uuid)
 
+    @policy.authorize('sync_instance_info')
     def sync_instance_info(self, ctxt, host=None, instance_uuids=None):
         try:
             if not isinstance(host, str) or not host:
@@ -161,6 +171,7 @@ class SchedulerManager:
             LOG.info('Released %d stale allocation rows on %s', released,
                      host)
 
+    @policy.authorize('update_aggregates')
     def update_aggregates(self, ctxt, aggregates=None):
         try:
             aggregates = _object_list(aggregates, objects.Aggregate,
@@ -174,6 +185,7 @@ class SchedulerManager:
             self.db, aggregates,
             validation.order_stamp(ctxt, self.conf.limits))
 
+    @policy.authorize('delete_aggregate')
     def delete_aggregate(self, ctxt, aggregate=None):
         # .get: an Aggregate without a uuid must not raise here
         uuid = (aggregate.get('uuid') if isinstance(aggregate,
@@ -186,6 +198,7 @@ class SchedulerManager:
         db_aggregates.delete_aggregate(
             self.db, uuid, validation.order_stamp(ctxt, self.conf.limits))
 
+    @policy.authorize('update_instance_info')
     def update_instance_info(self, ctxt, host=None, instance_info=None):
         try:
             if not isinstance(host, str) or not host:
@@ -200,6 +213,7 @@ class SchedulerManager:
             self.db, host, infos,
             validation.order_stamp(ctxt, self.conf.limits))
 
+    @policy.authorize('delete_instance_info')
     def delete_instance_info(self, ctxt, host=None, instance_uuid=None):
         if not isinstance(host, str) or not uuidutils.is_uuid_like(
                 instance_uuid):
@@ -210,6 +224,17 @@ class SchedulerManager:
             self.db, host, instance_uuid,
             validation.order_stamp(ctxt, self.conf.limits))
 
+    @policy.authorize('get_service_versions')
+    def get_service_versions(self, ctxt):
+        """The live workers' records (host, pid, release, rpc_version,
+        object_versions): what ``[upgrade_levels] scheduler = auto`` caps
+        clients to. 1.3."""
+        return [{k: s[k] for k in ('host', 'pid', 'worker', 'release',
+                                   'rpc_version', 'object_versions')}
+                for s in db_services.list_services(
+                    self.db, self.conf.worker_down_time, live_only=True)]
+
+    @policy.authorize('build_failed')
     def build_failed(self, ctxt, name=None):
         try:
             host, node = parse_name(name)

@@ -28,6 +28,8 @@ import importlib.metadata
 import os
 import threading
 import time
+from urllib.parse import quote
+from urllib.parse import urlsplit
 
 import cotyledon
 import kombu
@@ -36,11 +38,14 @@ from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_reports import guru_meditation_report as gmr
 
+from scheduler import broker_tls
 from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import log_filters
 from scheduler import manager
+from scheduler import masking
 from scheduler import rpc
+from scheduler import worker_reporting
 from scheduler.db import api as db_api
 from scheduler.db import migration
 
@@ -62,9 +67,9 @@ def _retry(conf, what, probe):
             if attempt == attempts:
                 raise exception.ServiceUnavailable(
                     service=what[0], url=what[1],
-                    reason='%s (after %d attempts)' % (exc, attempts))
+                    reason='%s (after %d attempts)' % (redact(exc), attempts))
             LOG.warning('%s not reachable (%s), retry %d/%d in %.1fs',
-                        what[0], exc, attempt, attempts - 1,
+                        what[0], redact(exc), attempt, attempts - 1,
                         conf.startup_retry_interval)
             time.sleep(conf.startup_retry_interval)
 
@@ -116,7 +121,10 @@ def check_database(conf):
 
     version = _retry(conf, ('database', redact(url)), probe)
     head = migration.head_revision()
-    if version != head:
+    # a revision this release does not know is a later release's: its
+    # migrations only add, so this release runs on it (rolling upgrades)
+    if version != head and (version is None
+                            or migration.is_known_revision(version)):
         raise exception.InvalidRequest(
             reason='database schema is at %s, expected %s: run '
             '"scheduler-manage db sync" first' % (version, head))
@@ -134,14 +142,16 @@ def _kombu_urls(conf):
             urls.append('amqp://guest:guest@localhost:5672/')
             continue
         urls.append('amqp://%s:%s@%s:%s/%s' % (
-            host.username or 'guest', host.password or 'guest',
+            quote(host.username or "guest", safe=""),
+            quote(host.password or "guest", safe=""),
             host.hostname or 'localhost', host.port or 5672,
             url.virtual_host or ''))
     return urls
 
 
 def check_broker(conf):
-    """Reach at least one of the broker hosts of ``transport_url``."""
+    """Reach at least one of the broker hosts of ``transport_url``, with
+    the TLS settings of ``[oslo_messaging_rabbit]``."""
     urls = _kombu_urls(conf)
     if not urls:
         return
@@ -149,12 +159,14 @@ def check_broker(conf):
     def probe():
         errors = []
         for url in urls:
-            connection = kombu.Connection(url, connect_timeout=5)
+            connection = kombu.Connection(url, connect_timeout=5, ssl=(
+                broker_tls.ssl_options(conf, urlsplit(url).hostname)))
             try:
                 connection.connect()
                 return
             except Exception as exc:
-                errors.append('%s: %s' % (redact(url), exc))
+                errors.append('%s: %s' % (
+                    redact(url), broker_tls.describe_error(conf, exc)))
             finally:
                 connection.release()
         raise ConnectionError('; '.join(errors))
@@ -164,13 +176,8 @@ def check_broker(conf):
 
 
 def redact(url):
-    """``url`` with its password replaced by ``***``."""
-    if not url or '@' not in url or '://' not in url:
-        return url
-    scheme, rest = url.split('://', 1)
-    creds, host = rest.rsplit('@', 1)
-    user = creds.split(':', 1)[0]
-    return '%s://%s:***@%s' % (scheme, user, host)
+    """``url`` (or any text) with every password replaced by ``***``."""
+    return masking.mask(url)
 
 
 class Worker(cotyledon.Service):
@@ -201,6 +208,7 @@ class Worker(cotyledon.Service):
         self.server = rpc.get_server(self.conf, self.transport,
                                      [self.endpoint])
         self.server.start()
+        worker_reporting.start(self.conf, self.endpoint, self.index)
         LOG.info('Worker %d (pid %d) serving topic %s with %d hosts',
                  self.index, os.getpid(), self.conf.scheduler.topic,
                  self.endpoint.host_cache.table.size)

@@ -68,7 +68,8 @@ def _tracker_main(client_values, hosts, process, rate, duration,
     of process p reports the hosts i with i % n == p * threads + t."""
     settings.quiet_client_logs()
     client = SchedulerClient(settings.make_conf(client_values))
-    ctxt = RequestContext(project_id='bench', user_id='bench')
+    ctxt = RequestContext(project_id='bench', user_id='bench',
+                          roles=['service'])
     total = TRACKER_PROCESSES * TRACKER_THREADS
     outcome = []
     threads = [threading.Thread(target=_tracker_thread, args=(

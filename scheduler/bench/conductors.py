@@ -83,7 +83,8 @@ class _Conductor:
         self.load = load
         settings.quiet_client_logs()
         self.client = SchedulerClient(settings.make_conf(load.client))
-        self.ctxt = RequestContext(project_id='bench', user_id='bench')
+        self.ctxt = RequestContext(project_id='bench', user_id='bench',
+                                   roles=['service'])
         self.specs = workload.SpecPool()
         total = load.threads * processes
         self.first_thread = index * load.threads

@@ -45,7 +45,8 @@ class TimedScheduler:
     def __init__(self, manager):
         self.manager = manager
         self.cache = manager.host_cache
-        self.ctxt = RequestContext(project_id='bench', user_id='bench')
+        self.ctxt = RequestContext(project_id='bench', user_id='bench',
+                                   roles=['service'])
         self._timing = None
         original = self.cache.refresh
 

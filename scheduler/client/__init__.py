@@ -9,7 +9,9 @@ Example::
     conf = cfg.ConfigOpts()
     conf(['--config-file', '/etc/conductor/conductor.conf'])
     client = SchedulerClient(conf)
-    ctxt = RequestContext(project_id='p1', user_id='u1')
+    # conductors and trackers send the service role (scheduler.policy)
+    ctxt = RequestContext(user_id='conductor', project_id='service',
+                          roles=['service'])
     client.update_resource_stats(ctxt, ('host1', 'node1'),
                                  {'vcpus': 32, 'memory_mb': 131072,
                                   'local_gb': 2000})

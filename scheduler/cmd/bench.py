@@ -25,6 +25,7 @@ import time
 
 from scheduler.bench import cluster
 from scheduler.bench import report
+from scheduler import version
 from scheduler.bench.options import Options
 
 SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'soak')
@@ -38,6 +39,8 @@ def _parser():
         prog='scheduler-bench',
         description='Benchmark the scheduler: latency, storm, fill, churn '
                     'and batch scenarios.')
+    parser.add_argument('--version', action='version',
+                        version='%(prog)s ' + version.release())
     parser.add_argument('scenario', nargs='?', default='all',
                         choices=SCENARIOS + ('all',),
                         help='scenario to run (default: all)')

@@ -2,9 +2,16 @@
 
     scheduler-manage [--config-file F] [--format table|json] COMMAND
 
-Commands: ``db sync``, ``db version``, ``host list``, ``host show NAME``,
-``allocation list [--host H]``, ``allocation delete CONSUMER``.
+Commands: ``db sync``, ``db version``, ``db purge [--age-days N]``,
+``host list``, ``host show NAME``, ``allocation list [--host H]``,
+``allocation delete CONSUMER``, ``aggregate list``, ``aggregate show
+NAME``, ``service list``; ``--version`` prints the release.
 Exit status: 0 done, 1 not found, 2 usage or connection error.
+
+Every command but ``db sync`` and ``db version`` first checks that the
+database has the scheduler schema at the newest revision and otherwise
+says to run ``db sync`` (on any backend), and never creates a SQLite file
+that does not exist yet.
 """
 
 import argparse
@@ -16,7 +23,9 @@ from oslo_db import exception as db_exc
 from scheduler import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
-from scheduler import service
+from scheduler import masking
+from scheduler import version
+from scheduler.cmd import manage_extra
 from scheduler.cmd import output
 from scheduler.db import api as db_api
 from scheduler.db import migration
@@ -31,11 +40,17 @@ def _parser():
                         help='configuration file (repeatable)')
     parser.add_argument('--format', choices=('table', 'json'),
                         default='table', help='output format')
+    parser.add_argument('--version', action='version',
+                        version='%(prog)s ' + version.release())
     groups = parser.add_subparsers(dest='group', required=True)
     db = groups.add_parser('db', help='schema migrations').add_subparsers(
         dest='action', required=True)
     db.add_parser('sync', help='create or upgrade the schema')
     db.add_parser('version', help='show the schema revision')
+    purge = db.add_parser('purge', help='delete rows nothing needs')
+    purge.add_argument('--age-days', type=float, default=30,
+                       help='records of workers down for longer than '
+                       'this many days (default 30)')
     host = groups.add_parser('host', help='hosts (providers)') \
         .add_subparsers(dest='action', required=True)
     host.add_parser('list', help='list hosts with usage')
@@ -47,6 +62,7 @@ def _parser():
     alloc_list.add_argument('--host', help='only claims on this host')
     alloc_delete = alloc.add_parser('delete', help='release a consumer')
     alloc_delete.add_argument('consumer', help='consumer (instance) UUID')
+    manage_extra.add_parsers(groups)
     return parser
 
 
@@ -149,7 +165,9 @@ _COMMANDS = {
     ('host', 'list'): host_list, ('host', 'show'): host_show,
     ('allocation', 'list'): allocation_list,
     ('allocation', 'delete'): allocation_delete,
+    **manage_extra.COMMANDS,
 }
+_NO_SCHEMA_NEEDED = {('db', 'sync'), ('db', 'version')}
 
 
 def main(argv=None):
@@ -160,15 +178,27 @@ def main(argv=None):
         conf_args += ['--config-file', path]
     conf(conf_args, project='scheduler', prog='scheduler-manage',
          default_config_files=[] if args.config_file else None)
+    command = (args.group, args.action)
+    if command not in _NO_SCHEMA_NEEDED:
+        problem = manage_extra.missing_sqlite_file(conf)
+        if problem:
+            print('scheduler-manage: %s' % problem, file=sys.stderr)
+            return 2
     try:
         database = db_api.Database(conf, max_retries=0)
     except Exception as exc:
-        print('scheduler-manage: cannot reach the database %s: %s' %
-              (service.redact(conf.database.connection), exc),
+        print(masking.mask('scheduler-manage: cannot reach the database '
+                           '%s: %s' % (conf.database.connection, exc)),
               file=sys.stderr)
         return 2
     try:
-        return _COMMANDS[(args.group, args.action)](database, args) or 0
+        problem = (None if command in _NO_SCHEMA_NEEDED
+                   else manage_extra.schema_problem(database))
+        if problem:
+            print('scheduler-manage: %s' % problem, file=sys.stderr)
+            return 2
+        args.conf = conf
+        return _COMMANDS[command](database, args) or 0
     except exception.SchedulerException as exc:
         print('scheduler-manage: %s' % exc, file=sys.stderr)
         return 2
@@ -178,9 +208,10 @@ def main(argv=None):
         return 2
     except (db_exc.DBError, sqlalchemy.exc.SQLAlchemyError) as exc:
         # the engine connects lazily: an unreachable database shows here
-        print('scheduler-manage: cannot use the database %s: %s' % (
-            service.redact(conf.database.connection),
-            str(exc).splitlines()[0]), file=sys.stderr)
+        print(masking.mask('scheduler-manage: cannot use the database '
+                           '%s: %s' % (conf.database.connection,
+                                       str(exc).splitlines()[0])),
+              file=sys.stderr)
         return 2
     finally:
         database.dispose()

@@ -14,7 +14,9 @@ from oslo_log import log as logging
 from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import plugins
+from scheduler import policy
 from scheduler import service
+from scheduler import version
 
 LOG = logging.getLogger(__name__)
 
@@ -24,7 +26,7 @@ def main(argv=None):
     logging.register_options(conf)
     try:
         conf(sys.argv[1:] if argv is None else argv, project='scheduler',
-             prog='scheduler-server')
+             prog='scheduler-server', version=version.release())
         # every value, before logging (which reads some) and any fork
         service.check_config(conf)
     except (cfg.Error, exception.SchedulerException) as exc:
@@ -36,6 +38,7 @@ def main(argv=None):
         # fail fast on a bad pipeline, before any worker starts
         plugins.load_filters(conf)
         plugins.load_weighers(conf)
+        policy.check_policy_file(conf)
         service.check_database(conf)
         service.check_broker(conf)
     except exception.SchedulerException as exc:

@@ -23,7 +23,9 @@ from scheduler import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import manager
+from scheduler import masking
 from scheduler import rpc
+from scheduler import version
 from scheduler.client import SchedulerClient
 from scheduler.cmd import output
 from scheduler.context import RequestContext
@@ -47,6 +49,8 @@ ZONES = ('az1', 'az2')
 def _parser():
     parser = argparse.ArgumentParser(prog='scheduler-sim',
                                      description=__doc__.split('\n\n')[1])
+    parser.add_argument('--version', action='version',
+                        version='%(prog)s ' + version.release())
     parser.add_argument('--hosts', type=int, default=40)
     parser.add_argument('--instances', type=int, default=300)
     parser.add_argument('--conductors', type=int, default=4,
@@ -103,7 +107,8 @@ class Simulation:
         self.conf.set_override('heartbeat_timeout_threshold', 0,
                                'oslo_messaging_rabbit')
         self.conf.set_override('host_subset_size', 2, 'filter_scheduler')
-        self.ctxt = RequestContext(project_id='demo', user_id='demo')
+        self.ctxt = RequestContext(project_id='demo', user_id='demo',
+                                   roles=['service'])
         self.hosts = [SimulatedHost('compute%03d' % i,
                                     HOST_SHAPES[(i // 2) % len(HOST_SHAPES)],
                                     ZONES[i % len(ZONES)])
@@ -215,7 +220,7 @@ class Simulation:
               'conductors, database %s' % (
                   len(self.hosts), ', '.join(ZONES),
                   self.args.scheduler_workers, self.args.conductors,
-                  self.conf.database.connection))
+                  masking.mask(self.conf.database.connection)))
         print('Trackers reported in %.2fs; %d requests (%d instances) '
               'placed in %.2fs: %.0f instances/s\n' % (
                   reported, len(self.results), placed, placing,

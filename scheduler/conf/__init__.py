@@ -9,16 +9,20 @@ from oslo_config import cfg
 
 from scheduler.conf import database
 from scheduler.conf import filter_scheduler
+from scheduler.conf import heartbeat
 from scheduler.conf import limits
 from scheduler.conf import messaging
 from scheduler.conf import metrics
 from scheduler.conf import pci
+from scheduler.conf import policy
+from scheduler.conf import prometheus
 from scheduler.conf import scheduler as scheduler_group
 from scheduler.conf import service
 from scheduler.conf import upgrade_levels
 
-_MODULES = (service, scheduler_group, filter_scheduler, metrics, pci,
-            upgrade_levels, database, messaging, limits)
+_MODULES = (service, heartbeat, scheduler_group, filter_scheduler, metrics,
+            pci, prometheus, upgrade_levels, database, messaging, policy,
+            limits)
 
 
 def register_all(conf: cfg.ConfigOpts) -> cfg.ConfigOpts:

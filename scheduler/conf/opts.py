@@ -8,15 +8,17 @@ namespaces (see ``etc/scheduler/scheduler-config-generator.conf``).
 import collections
 
 from scheduler.conf import filter_scheduler
+from scheduler.conf import heartbeat
 from scheduler.conf import limits
 from scheduler.conf import metrics
 from scheduler.conf import pci
+from scheduler.conf import prometheus
 from scheduler.conf import scheduler as scheduler_group
 from scheduler.conf import service
 from scheduler.conf import upgrade_levels
 
-_MODULES = (service, scheduler_group, filter_scheduler, metrics, pci,
-            upgrade_levels, limits)
+_MODULES = (service, heartbeat, scheduler_group, filter_scheduler, metrics,
+            pci, prometheus, upgrade_levels, limits)
 
 
 def list_opts():

@@ -38,3 +38,15 @@ def head_revision():
     from alembic import script
     scripts = script.ScriptDirectory(_SCRIPT_LOCATION)
     return scripts.get_current_head()
+
+
+def is_known_revision(revision):
+    """Is ``revision`` one of this release's migrations? A revision it
+    does not know comes from a later release (migrations only add)."""
+    from alembic import script
+    from alembic.util import exc as alembic_exc
+    scripts = script.ScriptDirectory(_SCRIPT_LOCATION)
+    try:
+        return scripts.get_revision(revision) is not None
+    except alembic_exc.CommandError:
+        return False

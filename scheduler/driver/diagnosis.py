@@ -4,10 +4,15 @@
 ``0/1200 hosts: 800 removed by ResourceFitFilter (MEMORY_MB: 800), 400
 removed by AvailabilityZoneFilter (not in zone 'az2')``; host names are
 only included for admin callers. ``as_dict`` is the structured form sent
-with ``NoValidHost``.
+with ``NoValidHost``. With no host known at all (a fresh deployment whose
+trackers have not reported yet) the reason says so:
+``0/0 hosts: no hosts have reported yet ...``.
 """
 
 MAX_NAMES = 20
+NO_HOSTS = ('no hosts have reported yet (resource trackers send '
+            'update_resource_stats; "scheduler-manage host list" shows what '
+            'the scheduler knows)')
 
 
 class Diagnosis:
@@ -45,6 +50,8 @@ class Diagnosis:
                 text += ' (%s)' % '; '.join(details)
             parts.append(text)
         summary = '%d/%d hosts' % (self.hosts_left, self.total_hosts)
+        if not self.total_hosts:
+            parts.append(NO_HOSTS)
         if parts:
             summary += ': ' + ', '.join(parts)
         if self.note:

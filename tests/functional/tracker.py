@@ -54,7 +54,8 @@ def main(argv=None):
     conf(['--config-file', args.config_file], project='scheduler',
          default_config_files=[])
     client = SchedulerClient(conf)
-    ctxt = RequestContext(user_id='tracker', project_id='service')
+    ctxt = RequestContext(user_id='tracker', project_id='service',
+                          roles=['service'])
     try:
         for name, stats in reports:
             if isinstance(name, list):

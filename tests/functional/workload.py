@@ -27,7 +27,8 @@ FLAVORS = (
 
 
 def context():
-    return RequestContext(project_id='project-1', user_id='user-1')
+    return RequestContext(project_id='project-1', user_id='user-1',
+                          roles=['service'])
 
 
 def host_reports(count, disabled=(), prefix='host'):

@@ -18,7 +18,7 @@ from scheduler.db import providers as db_providers
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 UUID2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
-CTXT = sched_context.RequestContext(project_id='p1')
+CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
 HOST = {'vcpus': 8, 'memory_mb': 16384, 'local_gb': 500}
 
 

@@ -19,7 +19,7 @@ A1 = '1a2b3c4d-0000-4000-8000-000000000001'
 A2 = '1a2b3c4d-0000-4000-8000-000000000002'
 I1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 I2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
-CTXT = sched_context.RequestContext(project_id='p1')
+CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ from scheduler import objects
 from . import fakes
 
 UUIDS = ['6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e5%d' % i for i in range(3)]
-CTXT = sched_context.RequestContext(project_id='p1', request_id='req-1')
+CTXT = sched_context.RequestContext(project_id='p1', request_id='req-1',
+                                    roles=['service'])
 SERIALIZER = objects.SchedulerObjectSerializer()
 
 

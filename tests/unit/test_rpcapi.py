@@ -46,7 +46,8 @@ def _api(conf, transport, cap=None):
     return rpcapi.SchedulerAPI(conf, transport)
 
 
-CTXT = sched_context.RequestContext(project_id='p1', user_id='u1')
+CTXT = sched_context.RequestContext(project_id='p1', user_id='u1',
+                                    roles=['service'])
 
 
 def _spec():

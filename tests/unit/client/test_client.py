@@ -26,7 +26,8 @@ from scheduler.db import providers as db_providers
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 UUID2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
-CTXT = sched_context.RequestContext(project_id='p1', user_id='u1')
+CTXT = sched_context.RequestContext(project_id='p1', user_id='u1',
+                                    roles=['service'])
 HOST = {'vcpus': 8, 'memory_mb': 16384, 'local_gb': 500}
 FLAVOR = {'vcpus': 2, 'memory_mb': 4096, 'root_gb': 20}
 

@@ -48,3 +48,9 @@ def test_as_dict_hides_names_unless_asked():
     assert admin['steps'][1]['removed'] == ['h1', 'h2']
     # as_dict never changes the diagnosis itself
     assert 'removed' in d.steps[1]
+
+
+def test_no_host_at_all_says_none_has_reported():
+    reason = diagnosis.Diagnosis(0).reason()
+    assert reason == '0/0 hosts: ' + diagnosis.NO_HOSTS
+    assert 'no hosts have reported yet' in reason

@@ -75,17 +75,16 @@ def test_reason_walks_the_whole_pipeline(db, driver):
     assert error.diagnosis['claim_conflicts'] == 0
 
 
-def test_empty_cloud(db, driver):
-    assert _no_valid_host(driver).reason == '0/0 hosts'
+def test_empty_cloud_says_no_host_has_reported(db, driver):
+    reason = _no_valid_host(driver).reason
+    assert reason.startswith('0/0 hosts: no hosts have reported yet')
+    assert 'update_resource_stats' in reason
 
 
-@pytest.mark.parametrize('ctxt', [
-    sched_context.RequestContext(is_admin=True),
-    sched_context.RequestContext(roles=['member', 'admin']),
-], ids=['is_admin', 'admin-role'])
-def test_admin_sees_host_names(db, driver, ctxt):
+def test_admin_sees_host_names(db, driver):
     for name in ('compute-a', 'compute-b'):
         fakes.report(db, name, vcpus=2)
+    ctxt = sched_context.RequestContext(roles=['member', 'admin'])
     error = _no_valid_host(driver, ctxt, vcpus=3)
     assert error.reason == ('0/2 hosts: 2 removed by ResourceFitFilter '
                             '(VCPU: 2; hosts: compute-a, compute-b)')
@@ -94,10 +93,15 @@ def test_admin_sees_host_names(db, driver, ctxt):
     assert fit['removed'] == ['compute-a', 'compute-b']
 
 
-def test_non_admin_sees_no_host_names(db, driver):
+@pytest.mark.parametrize('ctxt', [
+    USER,
+    # the is_admin flag is the sender's claim: only the admin role counts
+    sched_context.RequestContext(is_admin=True, roles=['service']),
+], ids=['member', 'is_admin-flag'])
+def test_non_admin_sees_no_host_names(db, driver, ctxt):
     for name in ('compute-a', 'compute-b'):
         fakes.report(db, name, vcpus=2)
-    error = _no_valid_host(driver, USER, vcpus=3)
+    error = _no_valid_host(driver, ctxt, vcpus=3)
     assert 'compute-' not in error.reason
     assert 'compute-' not in repr(error.diagnosis)
     assert all('removed' not in s for s in error.diagnosis['steps'])

@@ -1,8 +1,8 @@
 """When the last applied message about an aggregate was sent, so casts
 that arrive out of order never undo a later one.
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-23
 """
 
@@ -11,8 +11,8 @@ from alembic import op
 
 from scheduler.db import types
 
-revision = '0003'
-down_revision = '0002'
+revision = '0005'
+down_revision = '0004'
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,164 @@
+"""``scheduler-status upgrade check``: is this deployment ready for (or
+done with) an upgrade? (oslo.upgradecheck)
+
+    scheduler-status --config-file /etc/scheduler/scheduler.conf \
+        upgrade check [--json]
+
+Checks, each Success, Warning or Failure:
+
+* **Database schema**: Failure when the schema is missing or behind this
+  release's newest migration (run ``scheduler-manage db sync``); Warning
+  when it is at a revision this release does not know (a later release
+  migrated it: fine while that release's rollout is under way).
+* **Worker releases**: Warning when the live workers (service records
+  younger than ``[DEFAULT] worker_down_time``) run more than one release,
+  or when no live worker keeps a record.
+* **Deprecated options**: Warning for every option the configuration
+  files set that is deprecated for removal or set under a deprecated name.
+
+Exit status is the worst result: 0 success, 1 warning, 2 failure, 255 when
+a check itself broke (the oslo.upgradecheck convention).
+"""
+
+import sys
+
+from oslo_config import cfg
+from oslo_upgradecheck import upgradecheck
+
+from scheduler import conf as sched_conf
+from scheduler import version
+from scheduler.cmd import manage_extra
+from scheduler.conf import opts
+from scheduler.db import api as db_api
+from scheduler.db import migration
+from scheduler.db import services as db_services
+
+Code = upgradecheck.Code
+Result = upgradecheck.Result
+
+
+class SchedulerChecks(upgradecheck.UpgradeCommands):
+    """The checks, on a parsed ``ConfigOpts``."""
+
+    display_title = 'scheduler %s upgrade check' % version.release()
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    def _database(self):
+        return db_api.Database(self.conf, max_retries=0)
+
+    def _check_schema(self):
+        missing = manage_extra.missing_sqlite_file(self.conf)
+        if missing:
+            return Result(Code.FAILURE, missing[0].upper() + missing[1:])
+        database = self._database()
+        try:
+            current = migration.db_version(database)
+        finally:
+            database.dispose()
+        head = migration.head_revision()
+        if current is None:
+            return Result(Code.FAILURE, 'The database has no scheduler '
+                          'schema: run "scheduler-manage db sync".')
+        if current == head:
+            return Result(Code.SUCCESS, 'Schema at %s.' % head)
+        if migration.is_known_revision(current):
+            return Result(Code.FAILURE, 'Pending migrations: the schema is '
+                          'at %s, this release needs %s. Run "scheduler-'
+                          'manage db sync" before starting its workers.'
+                          % (current, head))
+        return Result(Code.WARNING, 'The schema is at %s, which this '
+                      'release does not know: a later release migrated it.'
+                      % current)
+
+    def _check_releases(self):
+        if manage_extra.missing_sqlite_file(self.conf):
+            return Result(Code.WARNING, 'Not checked: no database.')
+        database = self._database()
+        try:
+            live = db_services.list_services(
+                database, self.conf.worker_down_time, live_only=True)
+        except Exception:  # no services table yet: the schema check says
+            return Result(Code.WARNING, 'Not checked: the database has no '
+                          'service records yet (run "scheduler-manage db '
+                          'sync").')
+        finally:
+            database.dispose()
+        releases = sorted({s['release'] for s in live})
+        if not live:
+            return Result(Code.WARNING, 'No live worker keeps a service '
+                          'record (none running, or all of release 0.1).')
+        if len(releases) > 1:
+            return Result(Code.WARNING, '%d live workers run %d releases '
+                          '(%s): the rolling upgrade is not finished.' % (
+                              len(live), len(releases),
+                              ', '.join(releases)))
+        return Result(Code.SUCCESS, '%d live workers, all on release %s '
+                      '(workers of release 0.1 keep no record and are not '
+                      'counted).' % (len(live), releases[0]))
+
+    def _check_deprecated_options(self):
+        found = deprecated_options_set(self.conf)
+        if not found:
+            return Result(Code.SUCCESS)
+        return Result(Code.WARNING, 'Deprecated options set: %s.'
+                      % '; '.join(found))
+
+    _upgrade_checks = (
+        ('Database schema', _check_schema),
+        ('Worker releases', _check_releases),
+        ('Deprecated options', _check_deprecated_options),
+    )
+
+
+def _file_values(conf):
+    """{(section, name)} set in the configuration files read."""
+    found = set()
+    for path in conf.config_file or ():
+        sections = {}
+        cfg.ConfigParser(path, sections).parse()
+        for section, values in sections.items():
+            found.update((section, name) for name in values)
+    return found
+
+
+def _scheduler_options():
+    """(group name, opt) of every option of the scheduler's own groups."""
+    for group, options in opts.list_opts():
+        name = getattr(group, 'name', group)
+        for opt in options:
+            yield name, opt
+
+
+def deprecated_options_set(conf, options=None):
+    """What the configuration files set that is deprecated, as text.
+    ``options``: (group, opt) pairs to look at (default: ours)."""
+    in_files = _file_values(conf)
+    found = []
+    for group, opt in options or _scheduler_options():
+        if opt.deprecated_for_removal and (group, opt.dest) in in_files:
+            found.append('[%s] %s is deprecated for removal%s' % (
+                group, opt.dest, ': %s' % opt.deprecated_reason
+                if opt.deprecated_reason else ''))
+        for old in opt.deprecated_opts:
+            old_group = old.group or group
+            old_name = old.name or opt.dest
+            if (old_group, old_name) in in_files:
+                found.append('[%s] %s is now [%s] %s' % (
+                    old_group, old_name, group, opt.dest))
+    return sorted(found)
+
+
+def main(argv=None):
+    conf = sched_conf.new_config()
+    checks = SchedulerChecks(conf)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ['--version']:
+        print('scheduler-status %s' % version.release())
+        return 0
+    return upgradecheck.main(conf, 'scheduler', checks, argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Who may call which RPC method: oslo.policy rules and their enforcement.
+
+Every ``SchedulerManager`` RPC method is guarded by one rule,
+``scheduler:<method>``. By default every rule is ``rule:service_or_admin``:
+the caller's context must carry the ``service`` role (conductors and
+resource trackers) or the ``admin`` role. The roles are asserted by the
+sender, so the broker's users and permissions are the real boundary (see
+doc/source/admin/security.rst); policy guards against misconfigured or buggy
+callers and lets an operator narrow or widen each method.
+
+Operators override rules in ``[oslo_policy] policy_file`` (``policy.yaml``
+next to ``scheduler.conf``); ``etc/scheduler/policy.yaml.sample`` lists
+every rule with its default (``oslopolicy-sample-generator
+--namespace scheduler``). Example: let a ``placement`` role place too::
+
+    "scheduler:select_destinations": "rule:service_or_admin or role:placement"
+
+A refused call raises ``scheduler.exception.Forbidden`` naming the rule, as
+an expected exception: the caller catches it, the worker logs one warning
+and keeps serving. Usage on an endpoint method::
+
+    @policy.authorize('select_destinations')
+    def select_destinations(self, ctxt, ...):   # self.conf: a ConfigOpts
+
+Entry points: ``oslo.policy.policies`` -> ``list_rules`` and
+``oslo.policy.enforcer`` -> ``get_enforcer`` (for oslopolicy-checker and
+oslopolicy-policy-generator).
+"""
+
+import functools
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+from oslo_policy import policy as oslo_policy
+
+from scheduler import exception
+
+LOG = logging.getLogger(__name__)
+
+PREFIX = 'scheduler:'
+SERVICE_ROLE = 'service'
+ADMIN_ROLE = 'admin'
+
+BASE_RULES = [
+    oslo_policy.RuleDefault(
+        'context_is_admin', 'role:%s' % ADMIN_ROLE,
+        description='Operators: may call every method and see host names '
+        'in NoValidHost diagnoses.'),
+    oslo_policy.RuleDefault(
+        'service_role', 'role:%s' % SERVICE_ROLE,
+        description='Control-plane services (conductors, resource '
+        'trackers) calling the scheduler.'),
+    oslo_policy.RuleDefault(
+        'service_or_admin', 'rule:service_role or rule:context_is_admin',
+        description='The default of every scheduler method.'),
+]
+
+# method -> what its rule guards (the help text in policy.yaml.sample)
+METHODS = {
+    'select_destinations': 'Ask for destinations (a call); each one '
+    'returned is claimed for its instance.',
+    'update_resource_stats': 'Report a host\'s inventory and usage '
+    '(resource trackers).',
+    'delete_allocations': 'Release the claims of a consumer (instance '
+    'deleted, build failed).',
+    'sync_instance_info': 'Tell which instances a host runs; claims of '
+    'others are released after a grace period.',
+    'update_aggregates': 'Create or update host aggregates (zones, '
+    'ratios, isolation metadata).',
+    'delete_aggregate': 'Delete a host aggregate.',
+    'update_instance_info': 'Record instances running on a host.',
+    'delete_instance_info': 'Forget an instance running on a host.',
+    'build_failed': 'Record a failed build on a host '
+    '(BuildFailureWeigher).',
+    'get_service_versions': 'Read the live workers\' releases and RPC '
+    'versions (clients with [upgrade_levels] scheduler = auto).',
+}
+
+
+def list_rules():
+    """Every default rule (``oslo.policy.policies`` entry point)."""
+    return BASE_RULES + [
+        oslo_policy.RuleDefault(PREFIX + method, 'rule:service_or_admin',
+                                description=help_text)
+        for method, help_text in METHODS.items()]
+
+
+def new_enforcer(conf):
+    """An Enforcer on ``conf`` with every default registered."""
+    enforcer = oslo_policy.Enforcer(conf)
+    enforcer.register_defaults(list_rules())
+    return enforcer
+
+
+def get_enforcer():
+    """``oslo.policy.enforcer`` entry point for the oslopolicy tools.
+
+    They parse their own command line on ``cfg.CONF``; the scheduler's
+    daemon and tests never use that global object.
+    """
+    conf = cfg.ConfigOpts()
+    conf([], project='scheduler')
+    return new_enforcer(conf)
+
+
+def check_policy_file(conf):
+    """Load the operator's policy file now, so that a file that does not
+    parse, or refers to rules nobody defined, stops start-up with
+    ``InvalidPolicy`` instead of failing every call later."""
+    enforcer = new_enforcer(conf)
+    path = conf.oslo_policy.policy_file
+    try:
+        enforcer.load_rules(force_reload=True)
+        path = enforcer.policy_path or path
+        valid = enforcer.check_rules()
+    except Exception as exc:  # oslo.policy raises yaml, OS and its own
+        raise exception.InvalidPolicy(path=path, reason='%s: %s' % (
+            type(exc).__name__, exc))
+    if not valid:
+        raise exception.InvalidPolicy(
+            path=path, reason='a rule refers to an undefined rule or to '
+            'itself (see the log)')
+
+
+def check(enforcer, ctxt, method):
+    """Raise ``Forbidden`` unless ``ctxt`` passes ``scheduler:<method>``."""
+    rule = PREFIX + method
+    target = {'project_id': getattr(ctxt, 'project_id', None),
+              'user_id': getattr(ctxt, 'user_id', None)}
+    if enforcer.authorize(rule, target, ctxt, do_raise=False):
+        return
+    enforcer.load_rules()
+    raise exception.Forbidden(
+        rule=rule, roles=', '.join(getattr(ctxt, 'roles', None) or [])
+        or 'none', check=str(enforcer.rules.get(rule, '')))
+
+
+_ENFORCER_LOCK = threading.Lock()
+
+
+def _endpoint_enforcer(endpoint):
+    """The endpoint's Enforcer, built on ``endpoint.conf`` at first use."""
+    enforcer = getattr(endpoint, '_policy_enforcer', None)
+    if enforcer is None:
+        with _ENFORCER_LOCK:
+            enforcer = getattr(endpoint, '_policy_enforcer', None)
+            if enforcer is None:
+                enforcer = new_enforcer(endpoint.conf)
+                endpoint._policy_enforcer = enforcer
+    return enforcer
+
+
+def authorize(method):
+    """Decorator: the endpoint method runs only if policy allows it.
+
+    A refusal is logged once, as a warning naming the rule and the caller,
+    and sent back as an expected ``Forbidden`` (a cast's sender sees
+    nothing; the worker logs no traceback).
+    """
+    if method not in METHODS:
+        raise ValueError('no policy rule for method %r' % method)
+
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapper(self, ctxt, *args, **kwargs):
+            try:
+                check(_endpoint_enforcer(self), ctxt, method)
+            except exception.Forbidden as exc:
+                LOG.warning('Refused %s from user %s project %s: %s',
+                            method, getattr(ctxt, 'user_id', None),
+                            getattr(ctxt, 'project_id', None), exc)
+                raise rpc_dispatcher.ExpectedException()
+            return func(self, ctxt, *args, **kwargs)
+        return wrapper
+    return decorator

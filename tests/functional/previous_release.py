@@ -1,0 +1,153 @@
+"""The previous release of this repository, installed beside the current code.
+
+``PREVIOUS_RELEASE`` is the one place that names the release the current
+code must work with during a rolling upgrade (a commit of this repository's
+own history). ``install()`` checks it out with ``git worktree add --detach``
+into a temporary directory, installs it (not editable) into a virtualenv
+cached under ``.venv-previous/<commit>/`` at the top of the repository, and
+removes the worktree again; later runs find the venv and return at once.
+
+``PreviousServer`` is a ``SchedulerServer`` whose ``db sync`` and daemon run
+from that virtualenv, in the server's own work directory (never from the
+repository root, where ``python -m`` would import the current code).
+``run_previous(script, *args)`` runs a helper script of this directory with
+the previous release's interpreter (an old conductor or tracker).
+"""
+
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from tests.functional import server as server_mod
+
+#: the first landed release; bump it when the next release lands
+PREVIOUS_RELEASE = 'a49cdb6'
+
+ROOT = server_mod.ROOT
+CACHE = ROOT / '.venv-previous'
+INSTALL_TIMEOUT = 900
+
+
+def _git(*args, cwd=ROOT):
+    return subprocess.run(['git', *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def venv_dir(commit=PREVIOUS_RELEASE):
+    return CACHE / commit
+
+
+def python(commit=PREVIOUS_RELEASE):
+    return venv_dir(commit) / 'bin' / 'python'
+
+
+def _build(target, commit):
+    """Create the venv at ``target`` from a worktree of ``commit``."""
+    checkout = pathlib.Path(tempfile.mkdtemp(prefix='sched-previous-'))
+    shutil.rmtree(checkout)
+    _git('worktree', 'add', '--detach', str(checkout), commit)
+    try:
+        subprocess.run([sys.executable, '-m', 'venv', str(target)],
+                       check=True, capture_output=True)
+        result = subprocess.run(
+            [str(target / 'bin' / 'pip'), 'install', '-q', str(checkout)],
+            capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
+        if result.returncode != 0:
+            raise RuntimeError('installing %s failed:\n%s' % (
+                commit, result.stderr[-3000:]))
+    finally:
+        _git('worktree', 'remove', '--force', str(checkout))
+
+
+def install(commit=PREVIOUS_RELEASE):
+    """The path of the previous release's python, installing it once."""
+    target = venv_dir(commit)
+    done = target / '.installed'
+    if done.exists():
+        return python(commit)
+    try:
+        _git('cat-file', '-e', commit + '^{commit}')
+    except subprocess.CalledProcessError:
+        pytest.fail('commit %s (the previous release) is not in this '
+                    'repository; run the tests from a full clone'
+                    % commit, pytrace=False)
+    # a venv hard-codes its own path: build it in place; a build that was
+    # interrupted has no marker and is started over
+    shutil.rmtree(target, ignore_errors=True)
+    _build(target, commit)
+    done.write_text(commit + '\n')
+    return python(commit)
+
+
+ACTOR = pathlib.Path(__file__).with_name('upgrade_actor.py')
+#: roles of the actors' contexts: conductors and trackers send the service
+#: role (the previous release accepts and ignores roles; a release that
+#: enforces policy needs them)
+ACTOR_ROLES = ['service']
+ACTOR_TIMEOUT = 300
+
+
+def run_module(python_path, module, *args, cwd, timeout=120):
+    """``python -m module args`` of some release, from ``cwd``."""
+    return subprocess.run([str(python_path), '-m', module, *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def start_actor(python_path, server, *args):
+    """Start ``upgrade_actor.py`` under ``python_path`` (any release) on
+    ``server``'s config; returns the Popen (stdout piped)."""
+    return subprocess.Popen(
+        [str(python_path), str(ACTOR), '--config-file',
+         str(server.config_path), '--roles', ','.join(ACTOR_ROLES), *args],
+        cwd=server.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+
+
+def finish_actor(process):
+    """Wait for an actor; fail the test unless it exited 0. Returns the
+    JSON lines it printed, parsed."""
+    try:
+        out, err = process.communicate(timeout=ACTOR_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail('actor timed out\n%s' % err[-3000:], pytrace=False)
+    if process.returncode != 0:
+        pytest.fail('actor exited %d\n%s' % (process.returncode,
+                                             err[-3000:]), pytrace=False)
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+class PreviousServer(server_mod.SchedulerServer):
+    """``scheduler-server`` of the previous release: same config, logs and
+    teardown as the current one, run by the previous release's python
+    from the server's work directory."""
+
+    def __init__(self, python_path, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.python = python_path
+
+    def db_sync(self):
+        result = run_module(self.python, 'scheduler.cmd.manage',
+                            '--config-file', str(self.config_path), 'db',
+                            'sync', cwd=self.workdir)
+        if result.returncode != 0:
+            pytest.fail('previous release db sync failed (%d):\n%s%s' % (
+                result.returncode, result.stdout, result.stderr))
+
+    def start(self):
+        assert self.process is None, 'server already running'
+        self.starts += 1
+        with open(self.out_path, 'wb') as out:
+            self.process = subprocess.Popen(
+                [str(self.python), '-m', 'scheduler.cmd.server',
+                 '--config-file', str(self.config_path),
+                 '--log-file', str(self.log_path)],
+                cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT)
+        return self

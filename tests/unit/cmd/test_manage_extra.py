@@ -1,0 +1,127 @@
+"""scheduler-manage service list, aggregate list/show, db purge,
+--version, the db sync hint and no stray SQLite file: what an operator
+sees."""
+
+import datetime
+import json
+import os
+
+import pytest
+
+from scheduler import objects
+from scheduler.cmd import manage
+from scheduler.db import aggregates as db_aggregates
+from scheduler.db import api as db_api
+from scheduler.db import migration
+from scheduler.db import services as db_services
+
+AGG1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
+AGG2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
+NOW = datetime.datetime(2026, 11, 23, 6, 0, 0)
+
+
+@pytest.fixture
+def database(conf, tmp_path):
+    path = tmp_path / 'manage.sqlite'
+    (tmp_path / 'scheduler.conf').write_text(
+        '[database]\nconnection = sqlite:///%s\n' % path)
+    database = db_api.Database(conf, 'sqlite:///%s' % path)
+    migration.db_sync(database)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def run(tmp_path, capsys):
+    def run(*argv):
+        status = manage.main(['--config-file',
+                              str(tmp_path / 'scheduler.conf'), *argv])
+        out, err = capsys.readouterr()
+        return status, out, err
+    return run
+
+
+def _rows(out):
+    return [[c.strip() for c in line.strip('|').split('|')]
+            for line in out.splitlines()[3:] if line.startswith('|')]
+
+
+def test_service_list_shows_versions_and_who_is_down(database, run):
+    now = db_services.now()
+    db_services.register(database, 'sched1', 0, at=now)
+    old = db_services.register(database, 'sched2', 1,
+                               at=now - datetime.timedelta(hours=2))
+    db_services.beat(database, old, at=now - datetime.timedelta(hours=1))
+    status, out, _ = run('service', 'list')
+    assert status == 0
+    rows = _rows(out)
+    assert [(r[0], r[5], r[6]) for r in rows] == [
+        ('sched1', 'up', '-'), ('sched2', 'DOWN', '1:00:00')]
+    assert rows[0][4] == '1.3'
+    status, out, _ = run('--format', 'json', 'service', 'list')
+    listed = json.loads(out)
+    assert [s['up'] for s in listed] == [True, False]
+    assert (listed[0]['object_versions']['RequestSpec']
+            == objects.RequestSpec.VERSION)
+
+
+def test_db_purge_deletes_only_long_gone_workers(database, run):
+    now = db_services.now()
+    db_services.register(database, 'live', 0, at=now)
+    db_services.register(database, 'gone', 0,
+                         at=now - datetime.timedelta(days=40))
+    assert run('db', 'purge') == (
+        0, 'Purged 1 service records of workers down for more than 30 '
+        'days\n', '')
+    hosts = [s['host'] for s in db_services.list_services(database, 60)]
+    assert hosts == ['live']
+
+
+def test_aggregate_list_and_show(database, run):
+    db_aggregates.save_aggregates(database, [
+        objects.Aggregate(uuid=AGG1, name='gold', hosts=['h2', 'h1'],
+                          metadata={'availability_zone': 'az-gold'}),
+        objects.Aggregate(uuid=AGG2, name='old', hosts=[], metadata={})])
+    db_aggregates.delete_aggregate(database, AGG2)
+    status, out, _ = run('aggregate', 'list')
+    assert status == 0
+    assert _rows(out) == [[AGG1, 'gold', 'h1, h2',
+                           'availability_zone=az-gold']]
+    status, out, _ = run('aggregate', 'show', 'gold')
+    assert ['metadata: availability_zone', 'az-gold'] in _rows(out)
+    status, out, _ = run('--format', 'json', 'aggregate', 'show', AGG1)
+    assert json.loads(out)['hosts'] == ['h1', 'h2']
+    status, _, err = run('aggregate', 'show', 'old')
+    assert (status, err) == (1, 'No aggregate named old\n')
+
+
+def test_every_command_says_db_sync_on_an_old_schema(database, run):
+    migration.db_sync(database, '0001')
+    with database.engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE alembic_version "
+                                   "SET version_num = '0001'")
+    for argv in (['host', 'list'], ['service', 'list'],
+                 ['aggregate', 'list'], ['db', 'purge']):
+        status, out, err = run(*argv)
+        assert (status, out) == (2, ''), argv
+        assert 'schema is at revision 0001' in err
+        assert 'run "scheduler-manage db sync" first' in err
+
+
+def test_no_config_creates_no_sqlite_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv('HOME', str(tmp_path))
+    assert manage.main(['host', 'list']) == 2
+    err = capsys.readouterr().err
+    assert 'scheduler.sqlite does not exist' in err
+    assert '--config-file' in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_version_option_prints_the_release(capsys):
+    with pytest.raises(SystemExit) as info:
+        manage.main(['--version'])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith('scheduler-manage ')
+    assert out.split()[1][0].isdigit()

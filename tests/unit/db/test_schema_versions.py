@@ -1,0 +1,30 @@
+"""Which schema revisions a release runs on: its own head, and any later
+release's (migrations only add); never an older one."""
+
+import pytest
+
+from scheduler import exception
+from scheduler import service
+from scheduler.db import migration
+
+
+def _stamp(db, revision):
+    with db.engine.begin() as connection:
+        connection.exec_driver_sql(
+            "UPDATE alembic_version SET version_num = '%s'" % revision)
+
+
+def test_server_starts_on_its_own_head(conf, db):
+    service.check_database(conf)
+
+
+def test_server_starts_on_a_later_releases_schema(conf, db):
+    _stamp(db, '9001')
+    assert not migration.is_known_revision('9001')
+    service.check_database(conf)
+
+
+def test_server_refuses_an_older_schema_with_the_db_sync_hint(conf, db):
+    _stamp(db, '0001')
+    with pytest.raises(exception.InvalidRequest, match='db sync'):
+        service.check_database(conf)

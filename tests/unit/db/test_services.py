@@ -1,0 +1,38 @@
+"""Service records: a worker's heartbeat thread records it and keeps it
+up; records age into 'down' after worker_down_time."""
+
+import datetime
+import time
+
+from scheduler import rpcapi
+from scheduler.db import services as db_services
+
+
+def test_heartbeat_records_the_worker_and_keeps_it_up(conf, db):
+    conf.set_override('heartbeat_interval', 1)
+    conf.set_override('host', 'sched-a')
+    stop = db_services.start_heartbeat(conf, db, 3)
+    try:
+        deadline = time.monotonic() + 10
+        while not db_services.list_services(db, 60):
+            assert time.monotonic() < deadline, 'no record written'
+            time.sleep(0.05)
+        [first] = db_services.list_services(db, 60)
+        time.sleep(1.5)
+        [later] = db_services.list_services(db, 60)
+    finally:
+        stop.set()
+    assert (first['host'], first['worker'], first['up']) == ('sched-a', 3,
+                                                             True)
+    assert first['rpc_version'] == rpcapi.RPC_API_VERSION
+    assert first['object_versions']['Selection'] == '1.0'
+    assert later['heartbeat_at'] > first['heartbeat_at']
+
+
+def test_a_worker_without_heartbeat_goes_down(db):
+    start = db_services.now() - datetime.timedelta(seconds=90)
+    db_services.register(db, 'sched-b', 0, at=start)
+    [record] = db_services.list_services(db, 60)
+    assert not record['up']
+    assert db_services.list_services(db, 60, live_only=True) == []
+    assert db_services.list_services(db, 120, live_only=True) != []
