@@ -59,6 +59,12 @@ class InvalidField(InvalidRequest, ValueError):
     msg_fmt = 'Invalid value for field %(field)s: %(reason)s'
 
 
+class ConfigInvalid(SchedulerException):
+    """A configuration value or the transport URL cannot be used."""
+
+    msg_fmt = 'Invalid configuration: %(reason)s'
+
+
 class Forbidden(SchedulerException):
     """The caller's context does not pass the policy rule of the method.
 
@@ -104,3 +110,22 @@ class ServiceUnavailable(SchedulerException):
     """A required service (broker, database) cannot be reached."""
 
     msg_fmt = '%(service)s unreachable at %(url)s: %(reason)s'
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database could not be reached; nothing was changed. Retry.
+
+    Deliberately without the driver's message, SQL or parameters: those
+    go to the worker's log only (issue 13, point 2a).
+    """
+
+    msg_fmt = ('The scheduler database is unreachable; the request was not '
+               'carried out. Retry later.')
+
+
+class DatabaseError(SchedulerException):
+    """A database error other than an outage; details are in the log."""
+
+    msg_fmt = ('The scheduler could not complete the request because of a '
+               'database error (details in the log of %(host)s, '
+               'error id %(error_id)s).')

@@ -16,6 +16,7 @@ from scheduler import objects
 from scheduler import policy
 from scheduler import worker
 from scheduler.objects import nova_compat
+from scheduler import validation
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
@@ -94,6 +95,7 @@ class SchedulerManager:
         # callers may leave fields unset (num_instances, extra_specs ...)
         spec_obj.obj_complete('spec_obj')
         uuids = _check_uuid_list(instance_uuids, 'instance_uuids')
+        validation.check_request(spec_obj, uuids, self.conf.limits)
         if not isinstance(return_alternates, bool):
             raise exception.InvalidField(
                 field='return_alternates', reason='expected a boolean')
@@ -106,7 +108,9 @@ class SchedulerManager:
     def update_resource_stats(self, ctxt, name=None, stats=None):
         try:
             host, node = parse_name(name)
+            validation.check_stats(stats, objects.ComputeNode)
             node_obj = objects.ComputeNode.from_stats(host, node, stats)
+            validation.check_report(node_obj, self.conf.limits)
         except exception.InvalidRequest as exc:
             LOG.warning('Rejected update_resource_stats for %r: %s',
                         name, exc)
@@ -138,7 +142,9 @@ class SchedulerManager:
         confirmed, released = claims.sync_host_consumers(
             self.db, host, uuids,
             self.conf.scheduler.unconfirmed_claim_grace_period)
-        db_instances.prune_host(self.db, host, uuids)
+        db_instances.prune_host(self.db, host, uuids,
+                                validation.order_stamp(ctxt,
+                                                       self.conf.limits))
         if released:
             LOG.info('Released %d stale allocation rows on %s', released,
                      host)
@@ -148,10 +154,14 @@ class SchedulerManager:
         try:
             aggregates = _object_list(aggregates, objects.Aggregate,
                                       'aggregates')
+            for index, agg in enumerate(aggregates):
+                validation.check_aggregate(agg, 'aggregates[%d]' % index)
         except exception.InvalidRequest as exc:
             LOG.warning('Rejected update_aggregates: %s', exc)
             return
-        db_aggregates.save_aggregates(self.db, aggregates)
+        db_aggregates.save_aggregates(
+            self.db, aggregates,
+            validation.order_stamp(ctxt, self.conf.limits))
 
     @policy.authorize('delete_aggregate')
     def delete_aggregate(self, ctxt, aggregate=None):
@@ -163,7 +173,8 @@ class SchedulerManager:
             LOG.warning('Rejected delete_aggregate: %r is neither an '
                         'Aggregate nor its UUID', aggregate)
             return
-        db_aggregates.delete_aggregate(self.db, uuid)
+        db_aggregates.delete_aggregate(
+            self.db, uuid, validation.order_stamp(ctxt, self.conf.limits))
 
     @policy.authorize('update_instance_info')
     def update_instance_info(self, ctxt, host=None, instance_info=None):
@@ -176,7 +187,9 @@ class SchedulerManager:
         except exception.InvalidRequest as exc:
             LOG.warning('Rejected update_instance_info: %s', exc)
             return
-        db_instances.save_instances(self.db, host, infos)
+        db_instances.save_instances(
+            self.db, host, infos,
+            validation.order_stamp(ctxt, self.conf.limits))
 
     @policy.authorize('delete_instance_info')
     def delete_instance_info(self, ctxt, host=None, instance_uuid=None):
@@ -185,7 +198,9 @@ class SchedulerManager:
             LOG.warning('Rejected delete_instance_info for %r/%r', host,
                         instance_uuid)
             return
-        db_instances.delete_instance(self.db, host, instance_uuid)
+        db_instances.delete_instance(
+            self.db, host, instance_uuid,
+            validation.order_stamp(ctxt, self.conf.limits))
 
     @policy.authorize('get_service_versions')
     def get_service_versions(self, ctxt):

@@ -8,8 +8,11 @@ reaches servers of the same process.
 """
 
 import oslo_messaging
+from oslo_messaging.rpc import server as rpc_server
 
 from scheduler import conf as sched_conf
+from scheduler import dispatcher
+from scheduler import inbound
 from scheduler import objects
 
 ALLOWED_EXMODS = ['scheduler.exception']
@@ -56,7 +59,12 @@ def get_server(conf, transport, endpoints):
     Every endpoint method is served on both topics.
     """
     topics = (conf.scheduler.topic, sched_conf.scheduler.report_topic(conf))
-    return Servers([oslo_messaging.get_rpc_server(
+    sched_conf.limits.register_opts(conf)
+    inbound.install(conf.limits.max_message_bytes)
+    # our dispatcher: bad input and database outages become answers
+    return Servers([rpc_server.RPCServer(
         transport, oslo_messaging.Target(topic=topic, server=conf.host),
-        endpoints, executor='threading', serializer=get_serializer())
+        dispatcher.SchedulerDispatcher(endpoints, get_serializer(),
+                                       conf.limits, conf.host),
+        executor='threading')
         for topic in topics])

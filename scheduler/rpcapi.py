@@ -46,6 +46,12 @@ LOG = logging.getLogger(__name__)
 
 RPC_API_VERSION = '1.3'
 AUTO = 'auto'
+# The worker serving a call sends a heartbeat every half of this; a caller
+# whose worker died (SIGKILL, OOM) gets MessagingTimeout after it instead
+# of after the whole rpc_response_timeout (60 s by default). Not shorter:
+# heartbeats also stop while the broker is away, and a call must survive
+# a broker restart of 10-15 s (measured: 10 s lost 4 of 145 such calls).
+CALL_MONITOR_TIMEOUT = 30
 
 #: release -> the RPC version its workers serve; ``[upgrade_levels]
 #: scheduler`` may name a release instead of a version
@@ -204,7 +210,8 @@ class SchedulerAPI:
 
     def select_destinations(self, ctxt, spec_obj, instance_uuids,
                             return_alternates=False):
-        cctxt = self._prepare(ctxt, '1.0', 'select_destinations')
+        cctxt = self._prepare(ctxt, '1.0', 'select_destinations').prepare(
+            call_monitor_timeout=CALL_MONITOR_TIMEOUT)
         return cctxt.call(ctxt, 'select_destinations', spec_obj=spec_obj,
                           instance_uuids=instance_uuids,
                           return_alternates=return_alternates)

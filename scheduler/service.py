@@ -1,31 +1,47 @@
 """The ``scheduler-server`` process model: checks, workers, shutdown.
 
-The parent process checks once that the database (schema at the newest
-migration) and the message broker can be reached, retrying
-``[DEFAULT] startup_retries`` times, then forks ``[DEFAULT] workers``
-worker processes and supervises them: a worker that dies is restarted;
-SIGTERM or SIGINT is passed to every worker, which stops taking messages,
-lets in-flight requests finish (up to ``graceful_shutdown_timeout``
-seconds) and exits.
+Before it forks, the parent process validates every configuration value
+and the transport URL (``check_config``), then checks that the database
+(schema at the newest migration) and the message broker can be reached,
+retrying ``[DEFAULT] startup_retries`` times. Each failure is one
+``SchedulerException`` the command turns into one line on stderr and exit
+status 2.
+
+``Launcher`` then runs ``[DEFAULT] workers`` worker processes under
+cotyledon, the process manager of oslo.service's threading backend:
+
+* a worker that dies is restarted, with a doubling delay while it keeps
+  dying soon after its start (a worker that cannot start does not spin);
+* SIGTERM: every worker stops taking messages, lets in-flight requests
+  finish (up to ``graceful_shutdown_timeout`` seconds) and exits;
+* SIGHUP: the configuration files are read again and every worker
+  restarts gracefully with them; the parent and its workers stay one
+  process group, nothing is orphaned;
+* a worker whose parent dies exits by itself;
+* SIGUSR2 (parent or worker) prints a Guru Meditation Report to stderr.
 
 Nothing that opens a socket or a thread is left in the parent before it
 forks: every worker builds its own DB pool, transport and RPC server.
 """
 
-import logging as std_logging
+import importlib.metadata
 import os
-import signal
 import threading
 import time
 from urllib.parse import quote
 from urllib.parse import urlsplit
 
+import cotyledon
 import kombu
 import oslo_messaging
+from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_reports import guru_meditation_report as gmr
 
 from scheduler import broker_tls
+from scheduler import conf as sched_conf
 from scheduler import exception
+from scheduler import log_filters
 from scheduler import manager
 from scheduler import masking
 from scheduler import rpc
@@ -35,7 +51,9 @@ from scheduler.db import migration
 
 LOG = logging.getLogger(__name__)
 
-_RESPAWN_DELAY = 1.0
+# a worker dying sooner than this after its start is restarted with back-off
+_HEALTHY_AFTER = 30.0
+_MAX_BACKOFF = 60
 
 
 def _retry(conf, what, probe):
@@ -54,6 +72,40 @@ def _retry(conf, what, probe):
                         what[0], redact(exc), attempt, attempts - 1,
                         conf.startup_retry_interval)
             time.sleep(conf.startup_retry_interval)
+
+
+def check_config(conf):
+    """Read every option once (oslo.config converts values lazily, so a
+    bad value would otherwise surface in a worker) and check the transport
+    URL names an installed driver."""
+    for name in list(conf):
+        value = _read(conf, None, name)
+        if isinstance(value, cfg.ConfigOpts.GroupAttr):
+            for opt_name in list(value):
+                _read(value, name, opt_name)
+    try:
+        url = oslo_messaging.TransportURL.parse(conf, conf.transport_url)
+    except oslo_messaging.InvalidTransportURL as exc:
+        raise exception.ConfigInvalid(reason='invalid transport_url: %s' %
+                                      exc)
+    drivers = {e.name for e in importlib.metadata.entry_points(
+        group='oslo.messaging.drivers')}
+    if url.transport and url.transport not in drivers:
+        raise exception.ConfigInvalid(
+            reason='transport_url %s: unknown transport %r (installed: %s)'
+            % (redact(conf.transport_url), url.transport,
+               ', '.join(sorted(drivers))))
+
+
+def _read(group, group_name, name):
+    try:
+        return group[name]
+    except (cfg.Error, ValueError) as exc:
+        # "Value for option X from LocationInfo(...) is not valid: why"
+        why = str(exc).splitlines()[0].rsplit(' is not valid: ', 1)[-1]
+        raise exception.ConfigInvalid(
+            reason='invalid value for [%s] %s: %s' %
+            (group_name or 'DEFAULT', name, why))
 
 
 def check_database(conf):
@@ -128,117 +180,163 @@ def redact(url):
     return masking.mask(url)
 
 
-class Worker:
-    """One worker process: an RPC server around a SchedulerManager."""
+class Worker(cotyledon.Service):
+    """One worker process: an RPC server around a SchedulerManager.
 
-    def __init__(self, conf, index):
+    Runs under cotyledon (the process manager of oslo.service's threading
+    backend): ``run`` starts serving and returns, ``terminate`` (SIGTERM)
+    stops taking messages and lets in-flight requests finish, ``reload``
+    (SIGHUP) is a graceful restart that picks up the parent's reloaded
+    configuration. A worker exits when its parent dies.
+    """
+
+    name = 'scheduler-worker'
+
+    def __init__(self, worker_id, conf):
+        super().__init__(worker_id)
         self.conf = conf
-        self.index = index
-        self._stop = threading.Event()
+        self.index = worker_id
+        self.endpoint = self.transport = self.server = None
+        enable_reports()
 
     def run(self):
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
-        endpoint = manager.SchedulerManager(self.conf)
-        endpoint.host_cache.refresh(force=True)
-        transport = rpc.get_transport(self.conf)
-        server = rpc.get_server(self.conf, transport, [endpoint])
-        server.start()
-        worker_reporting.start(self.conf, endpoint, self.index)
+        log_filters.expected_database_faults()
+        self.endpoint = manager.SchedulerManager(self.conf)
+        self.endpoint.host_cache.refresh(force=True)
+        self.transport = rpc.get_transport(self.conf)
+        self.server = rpc.get_server(self.conf, self.transport,
+                                     [self.endpoint])
+        self.server.start()
+        worker_reporting.start(self.conf, self.endpoint, self.index)
         LOG.info('Worker %d (pid %d) serving topic %s with %d hosts',
                  self.index, os.getpid(), self.conf.scheduler.topic,
-                 endpoint.host_cache.table.size)
-        while not self._stop.wait(1.0):
-            pass
+                 self.endpoint.host_cache.table.size)
+
+    def terminate(self):
         LOG.info('Worker %d stopping; finishing in-flight requests',
                  self.index)
-        server.stop()
-        waiter = threading.Thread(target=server.wait, daemon=True)
-        waiter.start()
-        waiter.join(self.conf.graceful_shutdown_timeout or None)
-        if waiter.is_alive():
-            LOG.warning('Worker %d: requests still running after %ds; '
-                        'exiting anyway', self.index,
-                        self.conf.graceful_shutdown_timeout)
-        endpoint.stop()
-        transport.cleanup()
-        endpoint.db.dispose()
+        if self.server is not None:
+            # stop() itself can block while the broker is unreachable
+            _bounded(self.server.stop, 5)
+            if not _bounded(self.server.wait,
+                            self.conf.graceful_shutdown_timeout or None):
+                LOG.warning('Worker %d: requests still running after %ds; '
+                            'exiting anyway', self.index,
+                            self.conf.graceful_shutdown_timeout)
+        if self.endpoint is not None:
+            self.endpoint.stop()
+            self.endpoint.db.dispose()
+        if self.transport is not None:
+            _bounded(self.transport.cleanup, 5)
         LOG.info('Worker %d stopped', self.index)
 
-    def _on_signal(self, signum, frame):
-        self._stop.set()
+
+def _bounded(fn, timeout):
+    """Run ``fn`` in a daemon thread; True if it finished in time."""
+    thread = threading.Thread(target=fn, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return not thread.is_alive()
 
 
 class Launcher:
-    """Forks and supervises the workers (parent process)."""
+    """Forks and supervises the workers (parent process), with cotyledon.
+
+    A worker that dies is restarted; one that keeps dying within
+    ``_HEALTHY_AFTER`` seconds of its start is restarted after a delay
+    that doubles each time, up to ``_MAX_BACKOFF``. SIGHUP reloads the
+    configuration files (keeping the old values if they do not parse) and
+    restarts the workers gracefully, one signal for the whole group; SIGTERM
+    stops them gracefully; SIGUSR2 prints a Guru Meditation Report.
+    """
 
     def __init__(self, conf):
         self.conf = conf
-        self.children = {}
-        self.stopping = False
-
-    def _spawn(self, index):
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                Worker(self.conf, index).run()
-            except BaseException:
-                LOG.exception('Worker %d failed', index)
-                code = 1
-            finally:
-                std_logging.shutdown()
-                os._exit(code)
-        self.children[pid] = index
-        return pid
-
-    def _on_signal(self, signum, frame):
-        self.stopping = True
+        self.started = {}
+        self.failures = 0
 
     def run(self):
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
-        for index in range(self.conf.workers):
-            self._spawn(index)
-        LOG.info('scheduler-server started %d workers: %s',
-                 self.conf.workers, sorted(self.children))
-        while not self.stopping:
-            self._reap(respawn=True)
-            time.sleep(0.2)
-        return self._shutdown()
-
-    def _reap(self, respawn):
-        while self.children:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                self.children.clear()
-                return
-            if pid == 0:
-                return
-            index = self.children.pop(pid, None)
-            if index is None:
-                continue
-            if respawn and not self.stopping:
-                LOG.error('Worker %d (pid %d) died with status %d; '
-                          'restarting it', index, pid, status)
-                time.sleep(_RESPAWN_DELAY)
-                self._spawn(index)
-
-    def _shutdown(self):
-        LOG.info('Stopping %d workers', len(self.children))
-        for pid in list(self.children):
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + self.conf.graceful_shutdown_timeout + 5
-        while self.children and time.monotonic() < deadline:
-            self._reap(respawn=False)
-            time.sleep(0.1)
-        for pid in list(self.children):
-            LOG.warning('Worker pid %d did not stop; killing it', pid)
-            os.kill(pid, signal.SIGKILL)
-        self._reap(respawn=False)
-        LOG.info('scheduler-server stopped')
+        enable_reports()
+        manager_ = cotyledon.ServiceManager(
+            graceful_shutdown_timeout=self.conf.graceful_shutdown_timeout + 5)
+        manager_.add(Worker, workers=self.conf.workers, args=(self.conf,))
+        manager_.register_hooks(on_reload=self._on_reload,
+                                on_new_worker=self._on_new_worker,
+                                on_dead_worker=self._on_dead_worker)
+        LOG.info('scheduler-server starting %d workers', self.conf.workers)
+        manager_.run()
         return 0
+
+    def _on_reload(self):
+        LOG.info('SIGHUP: reloading configuration and restarting workers')
+        problem = validate_files(self.conf)
+        if problem:
+            LOG.error('Not reloading: %s; workers restart with the '
+                      'previous configuration', problem)
+        elif not self.conf.reload_config_files():
+            LOG.error('Configuration files do not parse; keeping the '
+                      'previous configuration')
+
+    def _on_new_worker(self, service_id, worker_id, service):
+        self.started[worker_id] = time.monotonic()
+
+    def _on_dead_worker(self, service_id, worker_id, exit_code):
+        lived = time.monotonic() - self.started.get(worker_id, 0)
+        if exit_code == 0:   # a graceful stop (SIGHUP): restart at once
+            LOG.info('Worker %d exited; restarting it', worker_id)
+            return
+        if lived >= _HEALTHY_AFTER:
+            self.failures = 0
+            LOG.error('Worker %d died (exit code %s); restarting it',
+                      worker_id, exit_code)
+            return
+        self.failures += 1
+        delay = min(_MAX_BACKOFF, 2 ** (self.failures - 1))
+        LOG.error('Worker %d died %.1fs after starting (exit code %s); '
+                  'restarting it in %ds', worker_id, lived, exit_code, delay)
+        # cotyledon respawns once this hook returns
+        time.sleep(delay)
+
+
+def validate_files(conf):
+    """Why the config files of ``conf``, read afresh, are not usable
+    (one line), or None: a SIGHUP must not swap in a bad value."""
+    fresh = sched_conf.new_config()
+    logging.register_options(fresh)
+    argv = []
+    for path in conf.config_file or ():
+        argv += ['--config-file', path]
+    for path in conf.config_dir or ():
+        argv += ['--config-dir', path]
+    try:
+        fresh(argv, project='scheduler', default_config_files=[],
+              default_config_dirs=[])
+        check_config(fresh)
+    except (cfg.Error, exception.SchedulerException) as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+def enable_reports():
+    """SIGUSR2 prints a Guru Meditation Report (threads, config, package)
+    to stderr, in the parent and in every worker."""
+    gmr.TextGuruMeditation.setup_autorun(_Version())
+
+
+class _Version:
+    """What the Guru Meditation Report prints as the package."""
+
+    @staticmethod
+    def vendor_string():
+        return 'scheduler'
+
+    @staticmethod
+    def product_string():
+        return 'scheduler-server'
+
+    @staticmethod
+    def version_string_with_package():
+        try:
+            return importlib.metadata.version('scheduler')
+        except importlib.metadata.PackageNotFoundError:
+            return 'unknown'

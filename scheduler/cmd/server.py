@@ -8,6 +8,7 @@ database or the message broker is not usable at start-up.
 
 import sys
 
+from oslo_config import cfg
 from oslo_log import log as logging
 
 from scheduler import conf as sched_conf
@@ -23,8 +24,15 @@ LOG = logging.getLogger(__name__)
 def main(argv=None):
     conf = sched_conf.new_config()
     logging.register_options(conf)
-    conf(sys.argv[1:] if argv is None else argv, project='scheduler',
-         prog='scheduler-server', version=version.release())
+    try:
+        conf(sys.argv[1:] if argv is None else argv, project='scheduler',
+             prog='scheduler-server', version=version.release())
+        # every value, before logging (which reads some) and any fork
+        service.check_config(conf)
+    except (cfg.Error, exception.SchedulerException) as exc:
+        print('scheduler-server: %s' % str(exc).splitlines()[0],
+              file=sys.stderr)
+        return 2
     logging.setup(conf, 'scheduler')
     try:
         # fail fast on a bad pipeline, before any worker starts

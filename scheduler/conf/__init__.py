@@ -10,6 +10,7 @@ from oslo_config import cfg
 from scheduler.conf import database
 from scheduler.conf import filter_scheduler
 from scheduler.conf import heartbeat
+from scheduler.conf import limits
 from scheduler.conf import messaging
 from scheduler.conf import metrics
 from scheduler.conf import pci
@@ -20,7 +21,8 @@ from scheduler.conf import service
 from scheduler.conf import upgrade_levels
 
 _MODULES = (service, heartbeat, scheduler_group, filter_scheduler, metrics,
-            pci, prometheus, upgrade_levels, database, messaging, policy)
+            pci, prometheus, upgrade_levels, database, messaging, policy,
+            limits)
 
 
 def register_all(conf: cfg.ConfigOpts) -> cfg.ConfigOpts:

@@ -10,6 +10,7 @@ import collections
 from scheduler.conf import database
 from scheduler.conf import filter_scheduler
 from scheduler.conf import heartbeat
+from scheduler.conf import limits
 from scheduler.conf import metrics
 from scheduler.conf import pci
 from scheduler.conf import prometheus
@@ -18,7 +19,7 @@ from scheduler.conf import service
 from scheduler.conf import upgrade_levels
 
 _MODULES = (service, heartbeat, scheduler_group, filter_scheduler, metrics,
-            pci, prometheus, upgrade_levels, database)
+            pci, prometheus, upgrade_levels, database, limits)
 
 
 def list_opts():

@@ -3,6 +3,12 @@
 ``save_aggregates`` replaces each aggregate's name, hosts and metadata;
 ``delete_aggregate`` leaves a tombstone so workers notice; both record the
 change in the feed (``scheduler.db.changes.write``) like every other write.
+
+Order: casts reach several threads and workers in any order, so each
+write carries when its message was sent (``stamp``, the caller's clock with
+microseconds) and a row only changes for a later stamp. An older update
+never undoes a newer one, and a delete is not undone by an update sent
+before it (the tombstone keeps its stamp, even for an unknown aggregate).
 ``load_aggregate_changes(since)`` returns what changed after feed position
 ``since``.
 """
@@ -10,6 +16,8 @@ change in the feed (``scheduler.db.changes.write``) like every other write.
 import json
 
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
 
 from scheduler.db import api as db_api
 from scheduler.db import changes
@@ -20,28 +28,52 @@ AGG = models.aggregates
 
 
 @db_api.retry_on_deadlock
-def save_aggregates(db, aggregates):
-    """Create or replace aggregates; re-derive allocation ratios of the
-    hosts that gain or lose a ratio-setting aggregate."""
+def save_aggregates(db, aggregates, stamp=None):
+    """Create or replace aggregates sent at ``stamp`` (default now); one
+    already changed by a later message, or deleted by one, is left alone.
+    Re-derive allocation ratios of the hosts that gain or lose a
+    ratio-setting aggregate. Returns the uuids applied."""
+    stamp = stamp or timeutils.utcnow()
     with changes.write(db) as change:
         session = change.session
         uuids = sorted(a.uuid for a in aggregates)
         rerated = _ratio_hosts(session, uuids)
+        applied = []
         for agg in sorted(aggregates, key=lambda a: a.uuid):
             metadata = agg.get('metadata', {})
             hosts = sorted(agg.get('hosts', []))
-            if ratios.has_ratio(metadata):
-                rerated.update(hosts)
             values = {'name': agg.get('name'),
                       'metadata_json': json.dumps(metadata, sort_keys=True),
                       'hosts_json': json.dumps(hosts), 'deleted': False,
-                      'change_seq': 0}
-            updated = session.execute(sa.update(AGG).where(
-                AGG.c.uuid == agg.uuid).values(**values)).rowcount
-            if not updated:
-                session.execute(sa.insert(AGG).values(uuid=agg.uuid,
-                                                      **values))
-        _stamp(change, uuids, ratios.recompute_hosts(change, rerated))
+                      'change_seq': 0, 'updated_at': stamp}
+            if _write_if_newer(session, agg.uuid, values, stamp):
+                applied.append(agg.uuid)
+                if ratios.has_ratio(metadata):
+                    rerated.update(hosts)
+        if applied:
+            _stamp(change, applied,
+                   ratios.recompute_hosts(change, rerated))
+        return applied
+
+
+def _newer(stamp):
+    return sa.or_(AGG.c.updated_at.is_(None), AGG.c.updated_at < stamp)
+
+
+def _write_if_newer(session, uuid, values, stamp):
+    """Update the row unless a later message changed it; insert it if
+    there is none (a concurrent insert makes the transaction retry)."""
+    if session.execute(sa.update(AGG).where(
+            AGG.c.uuid == uuid, _newer(stamp)).values(**values)).rowcount:
+        return True
+    if session.execute(sa.select(AGG.c.id).where(
+            AGG.c.uuid == uuid)).first() is not None:
+        return False
+    try:
+        session.execute(sa.insert(AGG).values(uuid=uuid, **values))
+    except db_exc.DBDuplicateEntry as exc:
+        raise db_exc.RetryRequest(exc)
+    return True
 
 
 def _ratio_hosts(session, uuids):
@@ -60,19 +92,34 @@ def _stamp(change, uuids, provider_ids):
 
 
 @db_api.retry_on_deadlock
-def delete_aggregate(db, aggregate_uuid):
-    """Tombstone an aggregate; returns False if it was unknown."""
+def delete_aggregate(db, aggregate_uuid, stamp=None):
+    """Tombstone an aggregate, as of ``stamp`` (default now); returns
+    False if it was unknown, already deleted or changed by a later
+    message. The tombstone keeps ``stamp``, so an update sent before the
+    delete but arriving after it does not bring the aggregate back."""
+    stamp = stamp or timeutils.utcnow()
     with changes.write(db) as change:
         session = change.session
         rerated = _ratio_hosts(session, [aggregate_uuid])
         found = session.execute(sa.update(AGG).where(
-            AGG.c.uuid == aggregate_uuid, AGG.c.deleted == sa.false())
-            .values(deleted=True, hosts_json='[]', metadata_json='{}',
-                    change_seq=0)).rowcount
+            AGG.c.uuid == aggregate_uuid, AGG.c.deleted == sa.false(),
+            _newer(stamp)).values(deleted=True, hosts_json='[]',
+                                  metadata_json='{}', change_seq=0,
+                                  updated_at=stamp)).rowcount
         if found:
             _stamp(change, [aggregate_uuid],
                    ratios.recompute_hosts(change, rerated))
-        return bool(found)
+            return True
+        # already deleted: only the tombstone's stamp moves forward
+        if session.execute(sa.update(AGG).where(
+                AGG.c.uuid == aggregate_uuid, AGG.c.deleted == sa.true(),
+                _newer(stamp)).values(updated_at=stamp)).rowcount:
+            return False
+        # unknown: a tombstone workers need not see (change_seq 0)
+        _write_if_newer(session, aggregate_uuid, {
+            'name': None, 'metadata_json': '{}', 'hosts_json': '[]',
+            'deleted': True, 'change_seq': 0, 'updated_at': stamp}, stamp)
+        return False
 
 
 def load_aggregate_changes(db, since=None, until=None):

@@ -7,11 +7,18 @@ workers that keep instances in memory see them go:
 ``load_instance_changes``). The scheduler also reads them per request (the
 hosts of given instances, for SameHost and DifferentHost), together with
 claims not yet reported by any tracker.
+
+Order: each write carries when its message was sent (the caller's clock,
+microseconds) in ``updated_at``, and a row only changes for a later
+stamp: an older update never undoes a newer one, and a delete (even of an
+instance not yet known, which leaves a tombstone) is not undone by an
+update sent before it.
 """
 
 import json
 
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 
 from scheduler.db import api as db_api
@@ -33,24 +40,45 @@ def _attributes(info):
     }, sort_keys=True)
 
 
+def _newer(stamp):
+    return INST.c.updated_at < stamp
+
+
 @db_api.retry_on_deadlock
 def save_instances(db, host, infos, now=None):
+    """Upsert what ``host`` runs, as of ``now`` (when the message was
+    sent; default now); an instance changed or deleted by a later message
+    is left alone. Returns the uuids applied."""
     now = now or timeutils.utcnow()
     with changes.write(db) as change:
         session = change.session
-        uuids = sorted(i.uuid for i in infos)
+        applied = []
         for info in sorted(infos, key=lambda i: i.uuid):
             values = {'host': host, 'node': info.get('node'),
                       'project_id': info.get('project_id'),
                       'group_uuid': info.get('group_uuid'),
                       'attributes': _attributes(info), 'updated_at': now,
                       'deleted': False, 'change_seq': 0, 'feed_seq': 0}
-            updated = session.execute(sa.update(INST).where(
-                INST.c.uuid == info.uuid).values(**values)).rowcount
-            if not updated:
-                session.execute(sa.insert(INST).values(uuid=info.uuid,
-                                                       **values))
-        _stamp(change, INST.c.uuid.in_(uuids))
+            if _write_if_newer(session, info.uuid, values, now):
+                applied.append(info.uuid)
+        if applied:
+            _stamp(change, INST.c.uuid.in_(applied))
+        return applied
+
+
+def _write_if_newer(session, uuid, values, stamp):
+    if session.execute(sa.update(INST).where(
+            INST.c.uuid == uuid, _newer(stamp)).values(**values)).rowcount:
+        return True
+    if session.execute(sa.select(INST.c.id).where(
+            INST.c.uuid == uuid)).first() is not None:
+        return False
+    try:
+        session.execute(sa.insert(INST).values(uuid=uuid, **values))
+    except db_exc.DBDuplicateEntry as exc:
+        # a concurrent first report of the same instance: start over
+        raise db_exc.RetryRequest(exc)
+    return True
 
 
 def _stamp(change, condition):
@@ -58,28 +86,54 @@ def _stamp(change, condition):
     change.rows(INST, sa.and_(condition, INST.c.feed_seq == 0))
 
 
-def _forget(db, condition):
+@db_api.retry_on_deadlock
+def _forget(db, condition, stamp):
     with changes.write(db) as change:
         forgotten = change.session.execute(
-            sa.update(INST).where(condition, INST.c.deleted == sa.false())
-            .values(deleted=True, change_seq=0, feed_seq=0)).rowcount
+            sa.update(INST).where(condition, INST.c.deleted == sa.false(),
+                                  _newer(stamp))
+            .values(deleted=True, change_seq=0, feed_seq=0,
+                    updated_at=stamp)).rowcount
         if forgotten:
             _stamp(change, condition)
         return forgotten
 
 
-def delete_instance(db, host, instance_uuid):
-    return _forget(db, sa.and_(INST.c.uuid == instance_uuid,
-                               INST.c.host == host))
+def delete_instance(db, host, instance_uuid, stamp=None):
+    """Forget one instance of ``host`` as of ``stamp``; for an unknown
+    instance, leave a tombstone so an older update cannot create it."""
+    stamp = stamp or timeutils.utcnow()
+    forgotten = _forget(db, sa.and_(INST.c.uuid == instance_uuid,
+                                    INST.c.host == host), stamp)
+    if not forgotten:
+        _tombstone(db, host, instance_uuid, stamp)
+    return forgotten
 
 
-def prune_host(db, host, keep_uuids):
-    """Forget instances of ``host`` that are not in ``keep_uuids``."""
+@db_api.retry_on_deadlock
+def _tombstone(db, host, instance_uuid, stamp):
+    with changes.write(db) as change:
+        session = change.session
+        if session.execute(sa.select(INST.c.id).where(
+                INST.c.uuid == instance_uuid)).first() is not None:
+            return  # known (elsewhere, deleted or newer): nothing to keep
+        try:
+            session.execute(sa.insert(INST).values(
+                uuid=instance_uuid, host=host, updated_at=stamp,
+                deleted=True, change_seq=0, feed_seq=0))
+        except db_exc.DBDuplicateEntry as exc:
+            raise db_exc.RetryRequest(exc)
+        _stamp(change, INST.c.uuid == instance_uuid)
+
+
+def prune_host(db, host, keep_uuids, stamp=None):
+    """Forget instances of ``host`` that are not in ``keep_uuids`` and
+    were not reported after ``stamp`` (when the sync was sent)."""
     condition = INST.c.host == host
     if keep_uuids:
         condition = sa.and_(condition,
                             INST.c.uuid.not_in(list(keep_uuids)))
-    return _forget(db, condition)
+    return _forget(db, condition, stamp or timeutils.utcnow())
 
 
 def instances_on(db, host):

@@ -114,6 +114,9 @@ aggregates = sa.Table(
     sa.Column('deleted', sa.Boolean, nullable=False, default=False),
     sa.Column('change_seq', sa.BigInteger, nullable=False, index=True),
     *_feed_columns(),
+    # when the last applied message was sent (migration 0003): casts
+    # arriving out of order never undo a later one
+    sa.Column('updated_at', types.Timestamp, nullable=True),
 )
 
 instances = sa.Table(

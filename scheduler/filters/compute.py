@@ -1,9 +1,12 @@
 """ComputeFilter: only enabled hosts whose tracker reported recently.
 
 A host is out when it is disabled, or when its last report is older than
-``[scheduler] service_down_time`` seconds.
+``[scheduler] service_down_time`` seconds, unless most hosts fell
+silent at once (``scheduler.disruption``: then the scheduler, not the
+hosts, was cut off, and trackers get a period to report again).
 """
 
+from scheduler import disruption
 from scheduler.filters import base
 
 
@@ -12,10 +15,12 @@ class ComputeFilter(base.BaseFilter):
     def __init__(self, conf):
         super().__init__(conf)
         self.service_down_time = conf.scheduler.service_down_time
+        # a silence of most hosts at once is the scheduler's outage
+        self.grace = disruption.DisruptionGrace(self.service_down_time)
 
     def filter_all(self, table, request):
         n = table.size
-        up = (request.now - table.reported_at[:n]) <= self.service_down_time
+        up = self.grace.reporting(table.reported_at[:n], request.now)
         return up & ~table.disabled[:n]
 
     def explain(self, table, request, removed_rows):

@@ -8,12 +8,15 @@ a traceback, then goes on serving.
 """
 
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+from oslo_utils import timeutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import exception as ovo_exception
 from oslo_versionedobjects import fields as ovo_fields
 
 from scheduler import context as sched_context
 from scheduler import exception
+
+SENT_AT = 'sent_at'
 
 
 class SchedulerObjectRegistry(ovo_base.VersionedObjectRegistry):
@@ -96,12 +99,22 @@ class SchedulerObjectSerializer(ovo_base.VersionedObjectSerializer):
             _invalid('malformed object: %s: %s' % (type(exc).__name__, exc))
 
     def serialize_context(self, context):
-        if context is None:
-            return {}
-        return context.to_dict()
+        values = {} if context is None else context.to_dict()
+        # when this message was sent (this clock, microseconds): what
+        # orders casts that reach different threads and workers
+        values[SENT_AT] = timeutils.utcnow().isoformat()
+        return values
 
     def deserialize_context(self, context):
+        values, stamp = context or {}, None
+        if isinstance(values, dict):
+            values = dict(values)
+            stamp = values.pop(SENT_AT, None)
         try:
-            return sched_context.RequestContext.from_dict(context or {})
+            ctxt = sched_context.RequestContext.from_dict(values)
+            ctxt.sent_at = (None if stamp is None else
+                            timeutils.normalize_time(
+                                timeutils.parse_isotime(stamp)))
         except (TypeError, ValueError, AttributeError) as exc:
             _invalid('malformed request context: %s' % exc)
+        return ctxt

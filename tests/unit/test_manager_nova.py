@@ -16,8 +16,13 @@ from tests.unit.fixtures.nova import compute_nodes
 from tests.unit.fixtures.nova import legacy_requests
 
 CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
-NOW = datetime.datetime.now(datetime.timezone.utc).strftime(
-    '%Y-%m-%dT%H:%M:%SZ')
+
+
+def _now():
+    # at report time, not import time: a report older than
+    # service_down_time makes ComputeFilter drop the host
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        '%Y-%m-%dT%H:%M:%SZ')
 
 
 @pytest.fixture
@@ -27,7 +32,7 @@ def manager(conf, db):
                    compute_nodes.PLAIN_WIRE):
         report = copy.deepcopy(report)
         data = report['nova_object.data']
-        data['updated_at'] = NOW
+        data['updated_at'] = _now()
         manager.update_resource_stats(
             CTXT, [data['host'], data['hypervisor_hostname']], report)
     return manager

@@ -1,6 +1,8 @@
 """Aggregates pushed by their owner: saved, replaced and tombstoned, and
 pulled by workers as changes after a feed position."""
 
+import datetime
+
 import pytest
 
 from scheduler import objects
@@ -92,3 +94,37 @@ def test_unset_optional_fields_default(db, fields):
     [agg] = db_aggregates.load_aggregate_changes(db)
     assert (agg['name'], agg['hosts'], agg['metadata']) == \
         (fields.get('name'), [], {})
+
+
+T0 = datetime.datetime(2026, 1, 1, 12, 0, 0, 1)
+
+
+def _at(microseconds):
+    return T0 + datetime.timedelta(microseconds=microseconds)
+
+
+def test_an_older_update_never_undoes_a_newer_one(db):
+    db_aggregates.save_aggregates(db, [_agg(A1, ['new'])], _at(2))
+    assert db_aggregates.save_aggregates(db, [_agg(A1, ['old'])],
+                                         _at(1)) == []
+    [agg] = db_aggregates.load_aggregate_changes(db)
+    assert agg['hosts'] == ['new']
+
+
+def test_an_update_sent_before_a_delete_does_not_revive_it(db):
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'])], _at(1))
+    db_aggregates.delete_aggregate(db, A1, _at(3))
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h2'])], _at(2))
+    [agg] = db_aggregates.load_aggregate_changes(db)
+    assert agg['deleted'] is True
+
+
+def test_a_delete_arriving_before_its_create_wins(db):
+    mark = _seq(db)
+    assert db_aggregates.delete_aggregate(db, A1, _at(2)) is False
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'])], _at(1))
+    assert db_aggregates.load_aggregate_changes(db, since=mark) == []
+    # a later create (sent after the delete) does bring it back
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h9'])], _at(3))
+    [agg] = db_aggregates.load_aggregate_changes(db, since=mark)
+    assert (agg['deleted'], agg['hosts']) == (False, ['h9'])

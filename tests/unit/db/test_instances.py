@@ -1,6 +1,7 @@
 """Instances per host as trackers report them, and hosts_of(): where
 given instances run or hold claims (the SameHost/DifferentHost input)."""
 
+import datetime
 import json
 
 from scheduler import claims
@@ -79,3 +80,36 @@ def test_hosts_of_reported_and_claimed_instances(db):
     # released claims no longer count
     claims.delete_allocations(db, UUIDS[1])
     assert db_instances.hosts_of(db, [UUIDS[1]]) == set()
+
+
+T0 = datetime.datetime(2026, 1, 1, 12, 0, 0, 1)
+
+
+def _at(microseconds):
+    return T0 + datetime.timedelta(microseconds=microseconds)
+
+
+def test_two_reports_within_a_second_keep_their_order(db):
+    db_instances.save_instances(db, 'h2', [_info(UUIDS[0])], _at(2))
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], _at(1))
+    assert _uuids_on(db, 'h2') == [UUIDS[0]] and _uuids_on(db, 'h1') == []
+
+
+def test_a_delete_is_not_undone_by_an_older_update(db):
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], _at(1))
+    assert db_instances.delete_instance(db, 'h1', UUIDS[0], _at(3)) == 1
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], _at(2))
+    assert _uuids_on(db, 'h1') == []
+
+
+def test_a_delete_before_the_first_report_leaves_a_tombstone(db):
+    assert db_instances.delete_instance(db, 'h1', UUIDS[1], _at(2)) == 0
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[1])], _at(1))
+    assert _uuids_on(db, 'h1') == []
+
+
+def test_a_sync_keeps_instances_reported_after_it_was_sent(db):
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], _at(1))
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[1])], _at(3))
+    assert db_instances.prune_host(db, 'h1', [], _at(2)) == 1
+    assert _uuids_on(db, 'h1') == [UUIDS[1]]

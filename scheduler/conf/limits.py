@@ -1,0 +1,60 @@
+"""[limits] options: how large and how deep one RPC message may be.
+
+Every limit is enforced by the worker before a message reaches the
+manager (``scheduler.validation``); a call past a limit is answered with
+``InvalidField`` naming the field and the limit, a cast is dropped with one
+warning. No limit changes how a valid request is scheduled.
+"""
+
+from oslo_config import cfg
+
+GROUP = 'limits'
+
+limits_opts = [
+    cfg.IntOpt('max_instances_per_request',
+               default=1000, min=1,
+               help='Largest num_instances one select_destinations call may '
+                    'ask for (default 1000). A larger request is refused '
+                    'at once instead of occupying a worker. Related '
+                    'options: max_list_length.'),
+    cfg.IntOpt('max_list_length',
+               default=100000, min=1,
+               help='Longest list or dict in a message (hosts of an '
+                    'aggregate, instance uuids of a request or a sync, '
+                    'metadata), in items (default 100000, enough for a '
+                    '100k-host aggregate).'),
+    cfg.IntOpt('max_string_length',
+               default=65535, min=1,
+               help='Longest string in a message, in characters (default '
+                    '65535; nova\'s largest text columns hold 64 KiB).'),
+    cfg.IntOpt('max_nesting_depth',
+               default=32, min=4,
+               help='Deepest nesting of lists, dicts and objects in a '
+                    'message (default 32). Deeper messages are refused '
+                    'before they are decoded into objects.'),
+    cfg.IntOpt('max_message_items',
+               default=1000000, min=1,
+               help='Most values (strings, numbers, list and dict items) '
+                    'one message may hold in total (default 1000000). '
+                    'Bounds the memory and time one message can cost.'),
+    cfg.IntOpt('max_message_bytes',
+               default=64 * 1024 * 1024, min=1024,
+               help='Largest size of a message body after decompression, '
+                    'in bytes (default 64 MiB). A compressed body is '
+                    'inflated at most this far, then refused.'),
+    cfg.IntOpt('max_clock_skew',
+               default=300, min=0,
+               help='Seconds a timestamp in a message (a tracker\'s '
+                    'updated_at, a caller\'s send time) may lie in the '
+                    'future of this worker\'s clock (default 300). A '
+                    'report stamped further ahead is refused; a send time '
+                    'ahead by less is kept, by more it is clamped to now.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(limits_opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: limits_opts}

@@ -1,0 +1,111 @@
+"""Conductors under load for the fault tests, and the audit afterwards.
+
+``Load(server, threads)`` places one tiny instance per call from
+``threads`` threads, each call with a fresh instance uuid, until
+``stop()``; every answer is recorded with its time::
+
+    with fault_load.Load(server, threads=4) as load:
+        time.sleep(2)
+        fault()                         # restart a database, kill a worker
+        mark = time.monotonic()
+        time.sleep(5)
+    load.counts()        # {'placed': 310, 'DatabaseUnavailable': 12}
+    load.unexpected()                   # answers that are no clear answer
+    load.first_success_after(mark)      # seconds until placements flowed
+
+``audit(server, load)`` returns the problems the database shows: any
+overcommit, any claim whose caller was not told it was placed (an orphan),
+any placement the caller was told of but that has no claim.
+"""
+
+import collections
+import threading
+import time
+import uuid
+
+from scheduler import exception
+from tests.functional import db_state
+from tests.functional import workload
+
+TINY = {'vcpus': 1, 'memory_mb': 64, 'root_gb': 1}
+# answers a caller can act on: placed, nothing fits, retry later
+EXPECTED = ('placed', 'NoValidHost', 'DatabaseUnavailable',
+            'ServiceUnavailable')
+
+
+class Load:
+
+    def __init__(self, server, threads=4, timeout=None):
+        self.server = server
+        self.client = server.client()
+        self.threads = [threading.Thread(target=self._run, daemon=True)
+                        for _ in range(threads)]
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.answers = []           # (monotonic time, kind, detail, uuid)
+        self.timeout = timeout
+
+    def __enter__(self):
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(120)
+
+    def _run(self):
+        ctxt = workload.context()
+        while not self.stopping.is_set():
+            consumer = str(uuid.uuid4())
+            spec = workload.object_spec(TINY, instance_uuids=[consumer])
+            try:
+                self.client.select_destinations(ctxt, spec,
+                                                instance_uuids=[consumer])
+                kind, detail = 'placed', ''
+            except exception.SchedulerException as exc:
+                kind = type(exc).__name__.replace('_Remote', '')
+                detail = str(exc).splitlines()[0]
+            except Exception as exc:  # what a fault must never produce
+                kind = 'unexpected ' + type(exc).__name__
+                detail = str(exc).splitlines()[0] if str(exc) else ''
+            with self.lock:
+                self.answers.append((time.monotonic(), kind, detail,
+                                     consumer))
+            if kind != 'placed':
+                time.sleep(0.05)
+
+    def counts(self):
+        return dict(collections.Counter(a[1] for a in self.answers))
+
+    def unexpected(self):
+        return [(kind, detail) for _, kind, detail, _ in self.answers
+                if kind not in EXPECTED]
+
+    def placed(self):
+        return {a[3] for a in self.answers if a[1] == 'placed'}
+
+    def first_success_after(self, mark):
+        times = [a[0] for a in self.answers
+                 if a[1] == 'placed' and a[0] >= mark]
+        return (min(times) - mark) if times else None
+
+
+def audit(server, load):
+    problems = db_state.overcommit(db_state.read_state(server.engine))
+    claimed = {row['consumer_uuid']
+               for row in db_state.allocations(server.engine)}
+    placed = load.placed()
+    orphans = claimed - placed
+    lost = placed - claimed
+    if orphans:
+        problems.append('%d claims whose caller was not told: %s' % (
+            len(orphans), sorted(orphans)[:3]))
+    if lost:
+        problems.append('%d placements without a claim: %s' % (
+            len(lost), sorted(lost)[:3]))
+    return problems

@@ -1,0 +1,87 @@
+"""Fault: the message broker goes away under load and comes back.
+
+A private RabbitMQ node (never the shared one) carries a scheduler with
+two workers, 20 hosts and four conductor threads. The node is stopped for
+longer than ``service_down_time``, so every tracker's report is stale
+when it returns. Every call must be answered (placed, NoValidHost or
+retried into a placement: no raw error), placements must flow again
+within 5 s of the broker's return, and not as "0/20 hosts: not
+reporting": the trackers get a period to report again.
+"""
+
+import os
+import time
+
+import pytest
+
+from tests.functional import db_state
+from tests.functional import fault_load
+from tests.functional import rabbit_node
+from tests.functional import server as server_mod
+from tests.functional import workload
+
+BACK_WITHIN = 5.0
+DOWN_TIME = 8          # service_down_time of this test, seconds
+OUTAGE = DOWN_TIME + 4
+
+
+@pytest.fixture
+def rabbit(tmp_path):
+    why = rabbit_node.available()
+    if why:
+        if os.environ.get('CI') == 'true':
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+    with rabbit_node.running(tmp_path / 'rabbit') as node:
+        yield node
+
+
+def test_broker_restart_under_load(rabbit, tmp_path, summary_line):
+    server = server_mod.SchedulerServer(
+        tmp_path / 'scheduler',
+        'sqlite:///%s' % (tmp_path / 'scheduler.sqlite'), workers=2,
+        options={'DEFAULT': {'transport_url': rabbit.transport_url()},
+                 'scheduler': {'service_down_time': DOWN_TIME},
+                 # as in production: queued requests and replies survive
+                 # the broker's restart
+                 'oslo_messaging_rabbit': {
+                     'rabbit_quorum_queue': True,
+                     'rabbit_transient_quorum_queue': True,
+                     # reconnect within 5 s of the return, whatever the
+                     # outage's length (the default backs off to 30 s)
+                     'rabbit_interval_max': 2}})
+    try:
+        server.db_sync()
+        server.start().wait_ready()
+        workload.push_hosts(server, workload.host_reports(20))
+        with fault_load.Load(server, threads=4) as load:
+            time.sleep(1)
+            rabbit.stop()
+            time.sleep(OUTAGE)
+            rabbit.start()
+            back = time.monotonic()
+            time.sleep(BACK_WITHIN + 1)
+        after = [a for a in load.answers if a[0] >= back]
+        summary_line('faults: broker stopped %ds: %s; placements again '
+                     'after %s s' % (OUTAGE, load.counts(), _rounded(
+                         load.first_success_after(back))))
+        # no call is lost: those in flight are answered after the return
+        assert load.unexpected() == []
+        assert load.first_success_after(back) is not None
+        assert load.first_success_after(back) < BACK_WITHIN
+        assert not [a for a in after if 'not reporting' in a[2]]
+        assert db_state.overcommit(db_state.read_state(server.engine)) == []
+        server.assert_alive()
+        # workers cut off from the broker still stop promptly on SIGTERM
+        rabbit.stop()
+        started = time.monotonic()
+        server.stop()       # fails unless it exits 0 within its timeout
+        summary_line('faults: SIGTERM with the broker away: stopped in '
+                     '%.1f s' % (time.monotonic() - started))
+        rabbit.start()      # so that the test's own clients can close
+    finally:
+        server.close()
+
+
+def _rounded(value):
+    return None if value is None else round(value, 2)

@@ -1,0 +1,66 @@
+"""Fault: the database restarts under load (PostgreSQL and MariaDB).
+
+Each test runs a private database server (never the shared one), a
+scheduler with two workers on it, 20 hosts and four conductor threads,
+and restarts the database in the middle. Every call must be answered
+with a placement, NoValidHost or DatabaseUnavailable (never a raw driver
+error, never SQL), placements must flow again within 5 s of the
+database's return, and the database must show no overcommit, no orphan
+claim and no lost placement.
+"""
+
+import os
+import time
+
+import pytest
+
+from tests.functional import fault_load
+from tests.functional import private_db
+from tests.functional import server as server_mod
+from tests.functional import workload
+
+BACK_WITHIN = 5.0
+
+
+@pytest.fixture
+def private_database(backend, tmp_path):
+    why = private_db.available(backend)
+    if why:
+        if os.environ.get('CI') == 'true':
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+    with private_db.running(backend, tmp_path / 'db') as db:
+        yield db
+
+
+@pytest.mark.parametrize('backend', ['postgresql', 'mariadb'])
+def test_database_restart_under_load(rabbitmq, private_database, tmp_path,
+                                     summary_line, backend):
+    server = server_mod.SchedulerServer(tmp_path / 'scheduler',
+                                        private_database.url, workers=2)
+    try:
+        server.db_sync()
+        server.start().wait_ready()
+        workload.push_hosts(server, workload.host_reports(20))
+        with fault_load.Load(server, threads=4) as load:
+            time.sleep(2)
+            private_database.restart()
+            back = time.monotonic()
+            time.sleep(BACK_WITHIN + 1)
+        summary_line('faults: %s restart: %s; placements again after '
+                     '%s s' % (backend, load.counts(),
+                               _rounded(load.first_success_after(back))))
+        assert load.unexpected() == []
+        assert load.first_success_after(back) is not None
+        assert load.first_success_after(back) < BACK_WITHIN
+        assert fault_load.audit(server, load) == []
+        # the log says what happened, one line each, no tracebacks
+        assert 'Traceback' not in server.log_text(), server.errors_in_log(
+            limit=10)
+        server.assert_alive()
+    finally:
+        server.close()
+
+
+def _rounded(value):
+    return None if value is None else round(value, 2)

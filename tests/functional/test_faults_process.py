@@ -1,0 +1,106 @@
+"""Faults of the processes: a worker SIGKILLed under load, SIGHUP,
+SIGUSR2 and a parent that dies (real scheduler-server, RabbitMQ, SQLite).
+"""
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from scheduler import rpcapi
+from tests.functional import db_state
+from tests.functional import fault_load
+from tests.functional import server as server_mod
+from tests.functional import workload
+
+# rpcapi.CALL_MONITOR_TIMEOUT, plus slack; the RPC timeout is 60 s
+FAIL_FAST = rpcapi.CALL_MONITOR_TIMEOUT + 10
+
+
+def _workers(server):
+    out = subprocess.run(['pgrep', '-P', str(server.process.pid)],
+                         capture_output=True, text=True).stdout
+    return sorted(int(pid) for pid in out.split())
+
+
+def _wait_workers(server, count, not_in=(), timeout=30):
+    return db_state.wait_for(
+        lambda: (lambda pids: pids if len(pids) == count and not
+                 set(pids) & set(not_in) else None)(_workers(server)),
+        timeout, '%d workers' % count)
+
+
+@pytest.fixture
+def server(rabbitmq, tmp_path):
+    server = server_mod.SchedulerServer(
+        tmp_path, 'sqlite:///%s' % (tmp_path / 'scheduler.sqlite'),
+        workers=2, options={'DEFAULT': {'rpc_response_timeout': 60}})
+    server.db_sync()
+    server.start().wait_ready()
+    yield server
+    server.close()
+
+
+def test_worker_sigkill_under_load(server, summary_line):
+    workload.push_hosts(server, workload.host_reports(20))
+    old = _workers(server)
+    with fault_load.Load(server, threads=4) as load:
+        time.sleep(2)
+        os.kill(old[0], signal.SIGKILL)
+        killed = time.monotonic()
+        _wait_workers(server, 2, not_in=old[:1])
+        replaced = time.monotonic() - killed
+        time.sleep(3)
+    waits = [t - killed for t, kind, _, _ in load.answers
+             if kind != 'placed' and t > killed]
+    summary_line('faults: worker SIGKILL: %s; replaced after %.1f s; '
+                 'longest unanswered call %.1f s' % (
+                     load.counts(), replaced, max(waits, default=0)))
+    # a call the dead worker held ends in MessagingTimeout, but soon
+    assert all(kind in fault_load.EXPECTED + ('unexpected MessagingTimeout',)
+               for kind, _ in load.unexpected())
+    assert max(waits, default=0) < FAIL_FAST
+    assert load.first_success_after(killed) is not None
+    assert db_state.overcommit(db_state.read_state(server.engine)) == []
+
+
+def test_sighup_restarts_workers_and_orphans_none(server):
+    old = _workers(server)
+    os.kill(server.process.pid, signal.SIGHUP)
+    new = _wait_workers(server, 2, not_in=old)
+    db_state.wait_for(lambda: server.count_in_log('serving topic') >= 4,
+                      30, 'workers serving again')
+    server.assert_alive()
+    for pid in old:
+        assert not os.path.exists('/proc/%d' % pid) or \
+            _zombie(pid), 'worker %d outlived SIGHUP' % pid
+    assert len(new) == 2
+
+
+def test_sigusr2_prints_a_report_and_the_worker_lives(server):
+    worker = _workers(server)[0]
+    os.kill(worker, signal.SIGUSR2)
+    db_state.wait_for(lambda: 'Guru Meditation' in server.out_path.read_text(
+        errors='replace'), 15, 'a Guru Meditation Report')
+    time.sleep(0.5)
+    assert worker in _workers(server)
+
+
+def test_workers_exit_when_their_parent_dies(server):
+    workers = _workers(server)
+    process, server.process = server.process, None
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(10)
+    db_state.wait_for(
+        lambda: all(not os.path.exists('/proc/%d' % pid) or _zombie(pid)
+                    for pid in workers), 20, 'orphaned workers to exit')
+
+
+def _zombie(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().split(') ', 1)[1].startswith('Z')
+    except OSError:
+        return True

@@ -1,0 +1,19 @@
+"""soak: growth is measured against the first minute, beyond noise."""
+
+from scheduler.bench import soak
+
+
+def test_growth_beyond_a_floor():
+    assert soak._growth(100.0, 109.0) == 9.0
+    assert soak._growth(100.0, 95.0) == 0.0
+    # p99 of 20 ms -> 24 ms is within the 5 ms noise floor
+    assert soak._growth(20.0, 24.0, floor=5.0) == 0.0
+    assert soak._growth(20.0, 30.0, floor=5.0) == 25.0
+    assert soak._growth(0, 10) is None
+
+
+def test_render_prints_one_row_per_minute():
+    rows = [{'minute': m, 'placements': 1200, 'errors': 0, 'p99_ms': 30.0,
+             'rss_mb': 200.0} for m in (1, 2)]
+    text = soak.render({'minutes': rows})
+    assert text.count('1200') == 2 and 'workers RSS MiB' in text
