@@ -15,6 +15,7 @@ import datetime
 import numpy as np
 
 from scheduler import fit
+from scheduler import metrics
 from scheduler import resource_classes as rcs
 from scheduler.host_state.aggregates import AggregateIndex
 from scheduler.host_state.attributes import AttributeStore
@@ -264,7 +265,8 @@ class HostTable:
     def column(self, name, default=0.0):
         """Numeric tracker attribute ``name`` (e.g. ``running_vms``,
         ``current_workload``, ``hypervisor_version``; ``stats.<key>`` for
-        a key of the tracker's stats) as a float column of
+        a key of the tracker's stats, ``metrics.<name>`` for the value of
+        one of its metrics) as a float column of
         length ``size``. Built from the rows once, then kept up to date in
         place by ``apply``; values that are missing or not numbers read as
         ``default``.
@@ -282,6 +284,8 @@ def _lookup(attributes, name):
     # 'stats.io_workload' names a key of the stats dict (nova's HostState
     # reads several of its values from there)
     head, _, key = name.partition('.')
+    if head == 'metrics' and key:
+        return metrics.host_metrics(attributes).get(key)
     value = attributes.get(head)
     if key:
         value = value.get(key) if isinstance(value, dict) else None
