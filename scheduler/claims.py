@@ -150,6 +150,9 @@ def _claim(db, claims, now, group):
         touched = {c.provider_id for c in claims}
         touched |= {r.provider_id for r in previous}
         _lock_providers(change, touched)
+        # the driver confirms the new claims in its host table
+        # (AssumedClaims); released ones it learns from the feed
+        change.applied_in_memory = not previous
         if previous:
             # re-read under the provider locks: a concurrent release may
             # have taken some of them already

@@ -12,6 +12,7 @@ from oslo_utils import uuidutils
 
 from scheduler import claims
 from scheduler import exception
+from scheduler import names
 from scheduler import objects
 from scheduler import policy
 from scheduler import worker
@@ -23,18 +24,6 @@ from scheduler.db import providers as db_providers
 from scheduler.db import services as db_services
 
 LOG = logging.getLogger(__name__)
-
-
-def parse_name(name):
-    """``host`` or ``(host, node)`` -> ``(host, node)``."""
-    if isinstance(name, str) and name:
-        return name, name
-    if (isinstance(name, (list, tuple)) and len(name) == 2
-            and all(isinstance(p, str) and p for p in name)):
-        return name[0], name[1]
-    raise exception.InvalidField(
-        field='name', reason='expected a host name or a [host, node] pair '
-        'of non-empty strings, got %r' % (name,))
 
 
 def _check_uuid_list(value, field):
@@ -99,15 +88,16 @@ class SchedulerManager:
         if not isinstance(return_alternates, bool):
             raise exception.InvalidField(
                 field='return_alternates', reason='expected a boolean')
-        return self.notifier.wrap(
-            ctxt, spec_obj, uuids, lambda: self.driver.select_destinations(
+        with self.notifier.deciding(ctxt, spec_obj, uuids) as decision:
+            decision.selections = self.driver.select_destinations(
                 ctxt, spec_obj, instance_uuids=uuids,
-                return_alternates=return_alternates))
+                return_alternates=return_alternates)
+        return decision.selections
 
     @policy.authorize('update_resource_stats')
     def update_resource_stats(self, ctxt, name=None, stats=None):
         try:
-            host, node = parse_name(name)
+            host, node = names.parse_name(name)
             validation.check_stats(stats, objects.ComputeNode)
             node_obj = objects.ComputeNode.from_stats(host, node, stats)
             validation.check_report(node_obj, self.conf.limits)
@@ -215,7 +205,7 @@ class SchedulerManager:
     @policy.authorize('build_failed')
     def build_failed(self, ctxt, name=None):
         try:
-            host, node = parse_name(name)
+            host, node = names.parse_name(name)
         except exception.InvalidRequest as exc:
             LOG.warning('Rejected build_failed: %s', exc)
             return

@@ -5,9 +5,13 @@ messagingv2``; they go to ``[oslo_messaging_notifications] topics``
 (default ``notifications``) on ``[oslo_messaging_notifications]
 transport_url`` (default: the RPC one). Events:
 ``scheduler.select_destinations.start``, ``.end`` (chosen hosts,
-duration) and ``.error`` (the exception's class and message).
+duration) and ``.error`` (the exception's class and message), sent by
+``deciding``, a context manager around the driver's call; a notification
+that cannot be sent is logged and never fails the decision.
 """
 
+import contextlib
+import dataclasses
 import time
 
 import oslo_messaging
@@ -18,6 +22,13 @@ from scheduler import objects
 LOG = logging.getLogger(__name__)
 
 EVENT = 'scheduler.select_destinations'
+
+
+@dataclasses.dataclass
+class Decision:
+    """What the block of ``deciding`` chose (one list per instance)."""
+
+    selections: list = None
 
 
 class SelectDestinationsNotifier:
@@ -49,23 +60,31 @@ class SelectDestinationsNotifier:
             # a notification must never fail a scheduling decision
             LOG.exception('Could not send %s.%s', EVENT, suffix)
 
-    def wrap(self, ctxt, spec, consumers, decide):
-        """Run ``decide()`` between .start and .end (or .error)."""
+    @contextlib.contextmanager
+    def deciding(self, ctxt, spec, consumers):
+        """Notify .start, then .end (the block set ``selections`` on what
+        it yields) or .error (the block raised; re-raised as it is)::
+
+            with notifier.deciding(ctxt, spec, uuids) as decision:
+                decision.selections = driver.select_destinations(...)
+        """
+        decision = Decision()
         if not self.enabled:
-            return decide()
+            yield decision
+            return
         started = time.monotonic()
         self._emit(ctxt, 'info', 'start',
                    self._payload(ctxt, spec, consumers))
         try:
-            selections = decide()
+            yield decision
         except Exception as exc:
             self._emit(ctxt, 'error', 'error', self._payload(
                 ctxt, spec, consumers, error=str(exc),
                 error_class=type(exc).__name__,
                 duration_ms=(time.monotonic() - started) * 1000))
             raise
+        selections = decision.selections
         self._emit(ctxt, 'info', 'end', self._payload(
             ctxt, spec, [s[0].instance_uuid for s in selections],
             hosts=[s[0].host for s in selections],
             duration_ms=(time.monotonic() - started) * 1000))
-        return selections

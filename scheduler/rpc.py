@@ -11,7 +11,6 @@ import oslo_messaging
 from oslo_messaging.rpc import server as rpc_server
 
 from scheduler import conf as sched_conf
-from scheduler import dispatcher
 from scheduler import inbound
 from scheduler import objects
 
@@ -61,7 +60,9 @@ def get_server(conf, transport, endpoints):
     topics = (conf.scheduler.topic, sched_conf.scheduler.report_topic(conf))
     sched_conf.limits.register_opts(conf)
     inbound.install(conf.limits.max_message_bytes)
-    # our dispatcher: bad input and database outages become answers
+    # our dispatcher: bad input and database outages become answers; it is
+    # imported here because it needs oslo.db, which clients must not load
+    from scheduler import dispatcher
     return Servers([rpc_server.RPCServer(
         transport, oslo_messaging.Target(topic=topic, server=conf.host),
         dispatcher.SchedulerDispatcher(endpoints, get_serializer(),

@@ -10,7 +10,7 @@ from oslo_utils import uuidutils
 
 from scheduler import conf as sched_conf
 from scheduler import exception
-from scheduler import manager
+from scheduler import names
 from scheduler import objects
 from scheduler.objects import nova_compat
 from scheduler import rpc
@@ -68,7 +68,7 @@ class SchedulerClient:
         The report is stamped with ``updated_at`` (now) unless it has one;
         the scheduler ignores reports older than the one it holds.
         """
-        host, node = manager.parse_name(name)
+        host, node = names.parse_name(name)
         node_obj = objects.ComputeNode.from_stats(host, node, stats)
         if node_obj.updated_at is None:
             node_obj.updated_at = timeutils.utcnow(with_timezone=True)
@@ -118,7 +118,7 @@ class SchedulerClient:
         """A build failed on ``name`` (host or ``(host, node)``);
         BuildFailureWeigher steers requests away until the host's tracker
         reports ``failed_builds: 0`` in its stats."""
-        host, node = manager.parse_name(name)
+        host, node = names.parse_name(name)
         self.api.build_failed(ctxt, host if isinstance(name, str)
                               else [host, node])
 

@@ -28,20 +28,20 @@ scheduler_opts = [
                     'NoValidHost. Each conflict refreshes the host state '
                     'from the database first.'),
     cfg.FloatOpt('refresh_interval',
-                 default=0.0, min=0.0,
+                 default=0.1, min=0.0,
                  help='How a worker learns of the writes of other workers '
-                      '(claims, tracker reports, aggregates). 0 (the '
-                      'default): before every scheduling decision it reads '
-                      'the change feed (one small query; the rows that '
-                      'changed only when something did), so every decision '
-                      'sees every write committed before it started. A '
-                      'positive value, in seconds: a thread of each worker '
-                      'reads the feed that often and decisions read memory '
-                      'only, with a view at most that stale; a stale view '
-                      'may cost a claim conflict and a retry, never an '
+                      '(claims, tracker reports, aggregates). A positive '
+                      'value, in seconds (default 0.1): a thread of each '
+                      'worker reads the change feed that often and '
+                      'decisions read memory only, with a view of the '
+                      'other workers\' writes at most that stale; a stale '
+                      'view may cost a claim conflict and a retry, never an '
                       'overcommit, and a NoValidHost is always checked '
-                      'against a fresh view first. Large clouds: 0.05 to '
-                      '0.2 (see doc/performance.rst). A claim conflict '
+                      'against a fresh view first. A worker\'s own writes '
+                      'are seen by its next decision whatever this value. '
+                      '0: every decision reads the feed first (one more '
+                      'round trip per decision, about 0.5 ms; see '
+                      'doc/source/performance.rst). A claim conflict '
                       'always refreshes at once, whatever this value.'),
     cfg.IntOpt('service_down_time',
                default=60, min=1,

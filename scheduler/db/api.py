@@ -3,7 +3,9 @@
 ``Database(conf)`` is created once per worker process, after any fork.
 ``with db.writer() as session`` opens a write transaction, ``db.reader()`` a
 read-only one; writers use ``scheduler.db.changes.write``, which wraps
-``writer()`` and records the change in the feed.
+``writer()`` and records the change in the feed; ``local_writes`` counts
+those committed through this pool (``count_local_write``), so the worker's
+own writes reach its next decision without waiting for the poller.
 ``next_change_seq(session)`` bumps the previous release's global change
 counter (only under ``[database] legacy_change_counter``, last in the
 transaction, after the provider rows are locked).
@@ -59,6 +61,15 @@ class Database:
         # the server dropped fails on first use instead, and the writers'
         # retry_on_deadlock retries the whole transaction then.
         self.engine.pool._pre_ping = False
+        # writes committed through this pool that the worker's host table
+        # has not applied in memory: its next decision re-reads the feed
+        # (scheduler.host_state.cache)
+        self.local_writes = 0
+        self._local_writes_lock = threading.Lock()
+
+    def count_local_write(self):
+        with self._local_writes_lock:
+            self.local_writes += 1
 
     @property
     def engine(self):

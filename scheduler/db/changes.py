@@ -127,6 +127,7 @@ class Change:
         self._legacy = legacy
         self._provider_ids = set()
         self._rows = []
+        self.applied_in_memory = False
 
     def lock_providers(self, provider_ids):
         """Lock these providers (one UPDATE, primary-key order) and bump
@@ -147,6 +148,11 @@ class Change:
         """Record that the rows of ``table`` matching ``condition``
         changed (aggregates, instances)."""
         self._rows.append((table, condition))
+
+    @property
+    def recorded(self):
+        """Did this transaction record a change for the feed?"""
+        return bool(self._provider_ids or self._rows)
 
     def _stamp(self):
         stamps = list(self._rows)
@@ -195,8 +201,16 @@ def _bump(session, stripe):
 
 @contextlib.contextmanager
 def write(db):
-    """A write transaction that records its changes in the feed."""
+    """A write transaction that records its changes in the feed.
+
+    Once it committed a change, it is counted in ``db.local_writes`` so
+    this worker's next decision reads the feed at once, unless the writer
+    set ``change.applied_in_memory`` (the worker's host table holds the
+    change already: a claim confirmed by ``AssumedClaims``).
+    """
     with db.writer() as session:
         change = Change(session, db.legacy_change_counter)
         yield change
         change._stamp()
+    if change.recorded and not change.applied_in_memory:
+        db.count_local_write()

@@ -136,14 +136,14 @@ class AggregateInstanceExtraSpecsFilter(base.BaseFilter):
         wanted = self._requirements(request)
         if not wanted:
             return np.ones(table.size, dtype=bool)
-        mask = np.zeros(table.size, dtype=bool)
-        for row in range(table.size):
-            mask[row] = self._host_matches(table, table.hosts[row], wanted)
-        return mask
+        # once per distinct set of aggregates, not per host
+        group_of_row, groups = table.aggregates.row_groups(table)
+        passes = np.array([self._aggregates_match(aggs, wanted)
+                           for aggs in groups], dtype=bool)
+        return passes[group_of_row]
 
     @staticmethod
-    def _host_matches(table, host, wanted):
-        aggregates = table.aggregates.of_host(host)
+    def _aggregates_match(aggregates, wanted):
         for key, requirement in wanted:
             values = set()
             for agg in aggregates:

@@ -6,13 +6,17 @@ only if it moved, pull the providers, aggregates and instances stamped
 in the stripes that moved (``scheduler.db.changes`` says why that never
 misses a committed change).
 
-When the refresh runs is ``[scheduler] refresh_interval``: 0 refreshes
-before every decision (one round trip per decision, the simplest for
-tests); a positive value starts a poller thread (``start``) that refreshes
-that often, and decisions read the table as it is: a view at most that
-stale, which may cost a claim conflict and a retry (the claim re-checks
-capacity in SQL), never an overcommit. Before answering NoValidHost the
-driver forces a refresh, so staleness never causes a false one.
+When the refresh runs is ``[scheduler] refresh_interval``. A positive value
+(the default, 0.1 s) starts a poller thread (``start``) that refreshes that
+often, and decisions read the table as it is: a view at most that stale
+for the writes of other workers, which may cost a claim conflict and a
+retry (the claim re-checks capacity in SQL), never an overcommit. Before
+answering NoValidHost the driver forces a refresh, so staleness never
+causes a false one. This worker's own writes are never stale: its claims
+are applied in memory (``AssumedClaims``), and after any other write it
+committed (``Database.local_writes``: a report, an aggregate, a release)
+its next decision refreshes first. 0 refreshes before every decision (one
+round trip per decision).
 
 Database reads happen outside ``cache.lock``; only applying the rows takes
 it, so decisions never wait for the database. Callers hold ``cache.lock``
@@ -24,6 +28,7 @@ after it would hide that claim: such rows are re-read next time.
 import gc
 import threading
 import time
+import weakref
 
 from oslo_log import log as logging
 
@@ -51,6 +56,7 @@ class HostStateCache:
         self.position = None
         self.rows_applied = 0
         self.refreshed_at = None
+        self._own_writes_seen = None
         self._clock = clock
         self._refreshing = threading.Lock()
         self._poller = None
@@ -63,8 +69,10 @@ class HostStateCache:
         decisions then skip their own refresh."""
         if self.refresh_interval <= 0 or self._poller is not None:
             return
-        self._poller = threading.Thread(target=self._poll, daemon=True,
-                                        name='host-state-poller')
+        self._poller = threading.Thread(
+            target=_poll, args=(weakref.ref(self), self._stop,
+                                self.refresh_interval),
+            daemon=True, name='host-state-poller')
         self._poller.start()
 
     def stop(self):
@@ -72,18 +80,24 @@ class HostStateCache:
         if self._poller is not None:
             self._poller.join(5)
 
-    def _poll(self):
-        while not self._stop.wait(self.refresh_interval):
-            if self.position is None:
-                continue  # the cold load is the owner's (timed, logged)
-            try:
-                self.refresh(force=True)
-            except Exception:  # the next poll tries again
-                LOG.exception('Host state refresh failed')
+    def poll_once(self):
+        """One refresh of the poller (after the owner's cold load)."""
+        if self.position is None:
+            return  # the cold load is the owner's (timed, logged)
+        try:
+            self.refresh(force=True)
+        except Exception:  # the next poll tries again
+            LOG.exception('Host state refresh failed')
 
     @property
     def polling(self):
         return self._poller is not None and self._poller.is_alive()
+
+    def behind_own_writes(self):
+        """Has this worker committed a write (a report, an aggregate, a
+        release) its table has not read yet? Claims don't count: they are
+        confirmed in memory."""
+        return self.db.local_writes != self._own_writes_seen
 
     def staleness(self):
         """Seconds since the last refresh started (None before any)."""
@@ -97,19 +111,26 @@ class HostStateCache:
         """Apply what changed since the last refresh; returns rows applied.
 
         Without ``force``, does nothing while a poller runs or when the
-        last refresh is younger than ``refresh_interval``.
+        last refresh is younger than ``refresh_interval``, unless this
+        worker wrote something since (``behind_own_writes``).
         """
-        if not force and (self.polling or (
-                self.refreshed_at is not None and
-                self._clock() - self.refreshed_at < self.refresh_interval)):
+        if not force and not self.behind_own_writes() and (
+                self.polling or (
+                    self.refreshed_at is not None and
+                    self._clock() - self.refreshed_at <
+                    self.refresh_interval)):
             return 0
         with self._refreshing:
             started = self._clock()
             epoch = self.table.confirm_epoch
+            # read before the position: a write counted after it may be
+            # missed by this refresh, and is caught by the next
+            own_writes = self.db.local_writes
             with self.db.reader() as session:
                 current = changes.position(session,
                                            self.db.legacy_change_counter)
             self.refreshed_at = started
+            self._own_writes_seen = own_writes
             if current == self.position and not self.table.dirty:
                 return 0
             if self.position is None:
@@ -171,3 +192,14 @@ class HostStateCache:
         with self.lock:
             self.table.apply(rows, read_epoch=epoch)
         return len(rows)
+
+
+def _poll(cache_ref, stop, interval):
+    """The poller's loop. It holds its cache weakly: a cache nobody uses
+    any more (dropped without ``stop()``) ends its thread."""
+    while not stop.wait(interval):
+        cache = cache_ref()
+        if cache is None:
+            return
+        cache.poll_once()
+        del cache

@@ -15,6 +15,8 @@ import datetime
 import numpy as np
 
 from scheduler import fit
+from scheduler import metrics
+from scheduler import pci
 from scheduler import resource_classes as rcs
 from scheduler.host_state.aggregates import AggregateIndex
 from scheduler.host_state.attributes import AttributeStore
@@ -264,7 +266,9 @@ class HostTable:
     def column(self, name, default=0.0):
         """Numeric tracker attribute ``name`` (e.g. ``running_vms``,
         ``current_workload``, ``hypervisor_version``; ``stats.<key>`` for
-        a key of the tracker's stats) as a float column of
+        a key of the tracker's stats, ``metrics.<name>`` for the value of
+        one of its metrics, ``pci_free_devices`` for the devices of its
+        PCI pools) as a float column of
         length ``size``. Built from the rows once, then kept up to date in
         place by ``apply``; values that are missing or not numbers read as
         ``default``.
@@ -278,10 +282,22 @@ class HostTable:
         return cached[0][:self.size]
 
 
+# columns derived from a host's attributes when it reports, so plugins
+# read numbers instead of parsing its attributes per request
+_DERIVED = {
+    'metrics': lambda attributes, name: (
+        metrics.host_metrics(attributes).get(name) if name else None),
+    'pci_free_devices': lambda attributes, _: sum(
+        count for _, count in pci.host_pools(attributes)),
+}
+
+
 def _lookup(attributes, name):
     # 'stats.io_workload' names a key of the stats dict (nova's HostState
     # reads several of its values from there)
     head, _, key = name.partition('.')
+    if head in _DERIVED:
+        return _DERIVED[head](attributes, key)
     value = attributes.get(head)
     if key:
         value = value.get(key) if isinstance(value, dict) else None

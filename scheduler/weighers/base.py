@@ -35,26 +35,32 @@ class BaseWeigher:
         values = np.full(len(rows), self.multiplier, dtype=np.float64)
         if not self.multiplier_option:
             return values
-        found = {}
-        for agg in table.aggregates.with_metadata(self.multiplier_option):
-            for host in agg['hosts']:
-                found.setdefault(host, set()).add(
-                    agg['metadata'][self.multiplier_option])
-        overrides = {}
-        for host, texts in found.items():
-            try:
-                value = min(float(t) for t in texts)
-            except ValueError:
-                continue  # as nova: one bad value, the configured one
-            if math.isfinite(value):
-                # nan or inf would poison every sum
-                overrides[host] = value
-        if overrides:
-            for index, row in enumerate(rows):
-                value = overrides.get(table.hosts[row])
-                if value is not None:
-                    values[index] = value
+        overrides = table.aggregates.derived(
+            ('multiplier', self.multiplier_option), table.size,
+            lambda: _overrides(table, self.multiplier_option))
+        if overrides is not None:
+            chosen = overrides[np.asarray(rows, dtype=np.intp)]
+            values = np.where(np.isnan(chosen), values, chosen)
         return values
+
+
+def _overrides(table, option):
+    """Per row, the aggregate override of ``option`` (NaN: none); None
+    when no aggregate overrides it. Computed once per aggregate change."""
+    found = {}
+    for agg in table.aggregates.with_metadata(option):
+        for host in agg['hosts']:
+            found.setdefault(host, set()).add(agg['metadata'][option])
+    overrides = np.full(table.size, np.nan)
+    for host, texts in found.items():
+        try:
+            value = min(float(t) for t in texts)
+        except ValueError:
+            continue  # as nova: one bad value, the configured one
+        if math.isfinite(value):
+            # nan or inf would poison every sum
+            overrides[table.rows_of_host(host)] = value
+    return overrides if not np.isnan(overrides).all() else None
 
 
 def normalize(weights):

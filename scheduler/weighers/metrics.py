@@ -26,23 +26,29 @@ class MetricsWeigher(base.BaseWeigher):
         self.required = conf.metrics.required
         self.weight_of_unavailable = conf.metrics.weight_of_unavailable
 
-    def _weigh(self, table, row):
-        reported = metrics.host_metrics(table.attributes[row])
-        weight = 0.0
-        for name, ratio in self.setting:
-            if name in reported:
-                weight += reported[name] * ratio
-            elif self.required:
-                raise exception.NoValidHost(
-                    reason='host %s does not report metric %s required by '
-                    '[metrics] weight_setting; enable MetricsFilter or set '
-                    '[metrics] required = False' % (table.hosts[row], name))
-            elif ratio:
-                return self.weight_of_unavailable
-        return weight
-
     def weigh_all(self, table, rows, request):
         if not self.setting:
             return np.zeros(len(rows))
-        return np.array([self._weigh(table, int(row)) for row in rows],
-                        dtype=np.float64)
+        # one column per metric, kept by the table as hosts report
+        reported = np.array([table.column('metrics.' + name, np.nan)[rows]
+                             for name, _ in self.setting]).reshape(
+                                 len(self.setting), len(rows))
+        missing = np.isnan(reported)
+        if self.required and missing.any():
+            self._refuse(table, rows, missing)
+        ratios = np.array([ratio for _, ratio in self.setting])
+        weights = (np.where(missing, 0.0, reported) * ratios[:, None]).sum(
+            axis=0)
+        unavailable = (missing & (ratios != 0)[:, None]).any(axis=0)
+        weights[unavailable] = self.weight_of_unavailable
+        return weights
+
+    def _refuse(self, table, rows, missing):
+        """NoValidHost naming the first host that lacks a metric."""
+        index = int(np.flatnonzero(missing.any(axis=0))[0])
+        name = self.setting[int(np.flatnonzero(missing[:, index])[0])][0]
+        raise exception.NoValidHost(
+            reason='host %s does not report metric %s required by '
+            '[metrics] weight_setting; enable MetricsFilter or set '
+            '[metrics] required = False' % (table.hosts[int(rows[index])],
+                                             name))

@@ -11,7 +11,6 @@ Multiplier: ``[filter_scheduler] pci_weight_multiplier`` (1.0, positive).
 
 import numpy as np
 
-from scheduler import pci
 from scheduler.weighers import base
 
 # as nova: 99 free devices or more weigh alike
@@ -22,7 +21,6 @@ class PCIWeigher(base.BaseWeigher):
     multiplier_option = 'pci_weight_multiplier'
 
     def weigh_all(self, table, rows, request):
-        free = np.array([sum(count for _, count in
-                             pci.host_pools(table.attributes[int(row)]))
-                         for row in rows], dtype=np.float64)
+        # kept by the table as hosts report
+        free = table.column('pci_free_devices')[rows]
         return -np.minimum(free, _PLENTY)

@@ -12,6 +12,7 @@ from scheduler import claims
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import manager as sched_manager
+from scheduler import names
 from scheduler import objects
 from scheduler import resource_classes as rcs
 from scheduler.db import providers as db_providers
@@ -188,4 +189,4 @@ def test_sync_instance_info_releases_claims_of_unreported_instances(
     (('h1', 'n1'), ('h1', 'n1')),
 ])
 def test_parse_name(name, expected):
-    assert sched_manager.parse_name(name) == expected
+    assert names.parse_name(name) == expected

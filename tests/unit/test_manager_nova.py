@@ -18,21 +18,18 @@ from tests.unit.fixtures.nova import legacy_requests
 CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
 
 
-def _now():
-    # at report time, not import time: a report older than
-    # service_down_time makes ComputeFilter drop the host
-    return datetime.datetime.now(datetime.timezone.utc).strftime(
-        '%Y-%m-%dT%H:%M:%SZ')
-
-
 @pytest.fixture
 def manager(conf, db):
+    # taken now, not at import: the suite may run longer than
+    # service_down_time before this test
+    now = datetime.datetime.now(datetime.timezone.utc).strftime(
+        '%Y-%m-%dT%H:%M:%SZ')
     manager = sched_manager.SchedulerManager(conf, db)
     for report in (compute_nodes.LIBVIRT_NUMA_WIRE,
                    compute_nodes.PLAIN_WIRE):
         report = copy.deepcopy(report)
         data = report['nova_object.data']
-        data['updated_at'] = _now()
+        data['updated_at'] = now
         manager.update_resource_stats(
             CTXT, [data['host'], data['hypervisor_hostname']], report)
     return manager

@@ -62,18 +62,24 @@ def _selections(*hosts):
             for host, uuid in zip(hosts, UUIDS)]
 
 
+def _run(notifier, ctxt, spec, consumers, decide):
+    with notifier.deciding(ctxt, spec, consumers) as decision:
+        decision.selections = decide()
+    return decision.selections
+
+
 def test_disabled_by_default(conf, sent):
     notifier = notifications.SelectDestinationsNotifier(conf, 'sched-1')
     assert not notifier.enabled
     assert notifier._notifier is None
     result = _selections('h1')
-    assert notifier.wrap(CTXT, _spec(), None, lambda: result) is result
+    assert _run(notifier, CTXT, _spec(), None, lambda: result) is result
     assert sent() == []
 
 
 def test_start_and_end(notifier, sent):
     result = _selections('h1', 'h2')
-    assert notifier.wrap(CTXT, _spec(num_instances=2), UUIDS[:2],
+    assert _run(notifier, CTXT, _spec(num_instances=2), UUIDS[:2],
                          lambda: result) is result
     [start, end] = sent()
     assert [start[:2], end[:2]] == [
@@ -94,7 +100,7 @@ def test_start_and_end(notifier, sent):
 
 def test_end_names_the_consumers_the_driver_made_up(notifier, sent):
     # no instance_uuids: the driver generates them
-    notifier.wrap(CTXT, _spec(num_instances=3), None,
+    _run(notifier, CTXT, _spec(num_instances=3), None,
                   lambda: _selections('h1', 'h2', 'h3'))
     [start, end] = sent()
     assert start[2].num_instances == 3
@@ -107,7 +113,7 @@ def test_error_on_no_valid_host(notifier, sent):
         raise exception.NoValidHost(reason='0/3 hosts')
 
     with pytest.raises(exception.NoValidHost):
-        notifier.wrap(CTXT, _spec(), UUIDS[:1], decide)
+        _run(notifier, CTXT, _spec(), UUIDS[:1], decide)
     [start, error] = sent()
     assert start[0] == 'scheduler.select_destinations.start'
     assert error[:2] == ('scheduler.select_destinations.error', 'ERROR')
@@ -134,9 +140,9 @@ def test_failing_notifier_never_fails_the_decision(notifier, sent, caplog,
         if broken == 'error':
             # the decision's own exception, not the notifier's
             with pytest.raises(exception.NoValidHost):
-                notifier.wrap(CTXT, _spec(), None, decide)
+                _run(notifier, CTXT, _spec(), None, decide)
         else:
-            assert notifier.wrap(CTXT, _spec(), None, decide) is result
+            assert _run(notifier, CTXT, _spec(), None, decide) is result
     assert 'Could not send scheduler.select_destinations' in caplog.text
 
 

@@ -168,3 +168,40 @@ def test_unexpected_claim_error_drops_tentative_claims(db, driver,
         driver.select_destinations(USER, fakes.request_spec(vcpus=2))
     assert driver.cache.table.resources['VCPU'].claimed[0] == 0
     assert np.all(driver.cache.table.resources['MEMORY_MB'].claimed == 0)
+
+
+def test_own_report_reaches_the_next_decision_before_the_poll(db,
+                                                             make_driver):
+    fakes.report(db, 'a', vcpus=8, cpu_allocation_ratio=1.0)
+    fakes.report(db, 'b', vcpus=8, cpu_allocation_ratio=1.0)
+    driver = make_driver(refresh_interval=3600)
+    driver.cache.refresh()
+    # this worker stores a tracker report: "a" is now full
+    fakes.report(db, 'a', vcpus=8, vcpus_used=8, cpu_allocation_ratio=1.0)
+    for _ in range(3):
+        [[selection]] = driver.select_destinations(
+            USER, fakes.request_spec(vcpus=2))
+        assert selection.host == 'b'
+    assert driver.claim_conflicts == 0
+
+
+def test_other_workers_report_waits_for_the_poll_but_never_overcommits(
+        conf, db, make_driver):
+    fakes.report(db, 'only', vcpus=4, cpu_allocation_ratio=1.0)
+    driver = make_driver(refresh_interval=3600)
+    driver.cache.refresh()
+    other_worker = db_api.Database(conf)
+    try:
+        fakes.report(other_worker, 'only', vcpus=4, vcpus_used=3,
+                     cpu_allocation_ratio=1.0)
+    finally:
+        other_worker.dispose()
+    vcpu = driver.cache.table.resources['VCPU']
+    assert vcpu.reported_used[0] == 0  # not read yet: no round trip
+    # the stale view offers 4 VCPU, the claim checks the 1 left in SQL
+    # and the forced refresh before the refusal shows the truth
+    _no_valid_host(driver, USER, vcpus=2)
+    assert vcpu.reported_used[0] == 3
+    [[selection]] = driver.select_destinations(
+        USER, fakes.request_spec(vcpus=1))
+    assert selection.host == 'only'

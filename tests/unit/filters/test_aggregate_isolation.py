@@ -217,3 +217,20 @@ def test_explain_names_the_reservation(conf, plugin_class, request_kwargs,
     plugin = plugin_class(conf)
     assert text in plugin.explain(TENANT_TABLE, _request(**request_kwargs),
                                   [0])
+
+
+def test_instance_extra_specs_follow_aggregate_and_host_changes(conf):
+    """What the filter derives from the aggregates is kept between
+    requests; a change of the aggregates or a new host is seen by the
+    next request."""
+    plugin = isolation.AggregateInstanceExtraSpecsFilter(conf)
+    table = _table((['h1', 'h5'], {'ssd': 'true'}))
+    request = hosts.request(extra_specs={'ssd': 'true'})
+    assert hosts.passing(plugin, table, request) == ['h1']
+    assert hosts.passing(plugin, table, request) == ['h1']
+    table.apply_aggregates([{'uuid': 'agg-0', 'name': 'agg0',
+                             'hosts': ['h2', 'h5'],
+                             'metadata': {'ssd': 'true'}, 'deleted': False}])
+    assert hosts.passing(plugin, table, request) == ['h2']
+    table.apply([hosts.provider(5, host='h5')])
+    assert hosts.passing(plugin, table, request) == ['h2', 'h5']

@@ -1,6 +1,8 @@
 """HostStateCache on SQLite: a cold start loads everything, later refreshes
 pull only what changed, including what another worker wrote."""
 
+import gc
+
 import pytest
 
 from scheduler import claims
@@ -70,16 +72,43 @@ def test_sees_a_report_recorded_by_another_database(db, other_db, hosts):
     assert 'from-other-worker' in cache.table.hosts
 
 
-def test_refresh_interval_skips_until_due_or_forced(db, hosts):
+def test_refresh_interval_skips_until_due_or_forced(db, other_db, hosts):
     clock = _Clock()
     cache = HostStateCache(db, refresh_interval=10, clock=clock)
     assert cache.refresh() == 5
-    fakes.report(db, 'h0', vcpus_used=1)
+    fakes.report(other_db, 'h0', vcpus_used=1)
     clock.now += 5
     assert cache.refresh() == 0
     assert cache.refresh(force=True) == 1
-    fakes.report(db, 'h1', vcpus_used=1)
+    fakes.report(other_db, 'h1', vcpus_used=1)
     clock.now += 10
+    assert cache.refresh() == 1
+
+
+def test_own_report_is_read_before_the_interval_is_due(db, hosts):
+    clock = _Clock()
+    cache = HostStateCache(db, refresh_interval=10, clock=clock)
+    cache.refresh()
+    fakes.report(db, 'h0', vcpus_used=3)
+    assert cache.behind_own_writes()
+    assert cache.refresh() == 1
+    row = cache.table.row_of(hosts[0])
+    assert cache.table.resources[rcs.VCPU].reported_used[row] == 3
+    assert not cache.behind_own_writes()
+    assert cache.refresh() == 0
+
+
+def test_own_claim_does_not_force_a_read(db, hosts):
+    """The driver confirms its claims in memory; the claim alone is no
+    reason for a round trip."""
+    clock = _Clock()
+    cache = HostStateCache(db, refresh_interval=10, clock=clock)
+    cache.refresh()
+    claims.claim_resources(db, [claims.Claim(C1, hosts[1], {rcs.VCPU: 2})])
+    assert not cache.behind_own_writes()
+    assert cache.refresh() == 0
+    claims.delete_allocations(db, C1)
+    assert cache.behind_own_writes()
     assert cache.refresh() == 1
 
 
@@ -127,3 +156,17 @@ def test_legacy_counter_lets_workers_see_the_previous_release(db, hosts,
     # with the option, the previous release's write is seen at once;
     # without it, only the striped feed is followed
     assert seen == (7 if legacy else 0)
+
+
+def test_an_abandoned_cache_stops_polling(db, hosts):
+    """A cache dropped without stop() (a test's, a tool's) does not keep a
+    thread reading the database for ever."""
+    cache = HostStateCache(db, refresh_interval=0.01)
+    cache.refresh()
+    cache.start()
+    poller = cache._poller
+    assert poller.is_alive()
+    del cache
+    gc.collect()
+    poller.join(2)
+    assert not poller.is_alive()

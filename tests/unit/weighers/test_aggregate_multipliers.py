@@ -85,3 +85,20 @@ def test_override_turns_spreading_into_packing_on_member_hosts(conf):
                              'metadata': {OPTION: '-1'}, 'deleted': False}])
     assert best([0, 1]) == 'h2'
     assert best([0, 1, 2]) == 'h3'
+
+
+def test_overrides_follow_aggregate_changes(conf):
+    """The per-row overrides are derived once per aggregate change, and
+    the next request sees a change at once."""
+    conf.set_override(OPTION, 2.0, 'filter_scheduler')
+    weigher = resources.RAMWeigher(conf)
+    table = _table([(['h1'], {OPTION: '5'})])
+    rows = np.arange(4)
+    assert weigher.multipliers(table, rows).tolist() == [5.0, 2.0, 2.0, 2.0]
+    table.apply_aggregates([{'uuid': 'agg-0', 'name': None,
+                             'hosts': ['h3'], 'metadata': {OPTION: '-1'},
+                             'deleted': False}])
+    assert weigher.multipliers(table, rows).tolist() == [2.0, 2.0, -1.0, 2.0]
+    table.apply_aggregates([{'uuid': 'agg-0', 'deleted': True,
+                             'hosts': [], 'metadata': {}}])
+    assert weigher.multipliers(table, rows).tolist() == [2.0] * 4

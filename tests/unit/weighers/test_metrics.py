@@ -56,3 +56,18 @@ def test_bad_setting_fails_at_start_up(conf):
                       'filter_scheduler')
     with pytest.raises(exception.PluginLoadError, match='weight_setting'):
         plugins.load_weighers(conf)
+
+
+def test_weights_follow_a_new_report(conf):
+    """The metric columns are kept as hosts report: the next request
+    weighs the new values."""
+    conf.set_override('weight_setting', ['cpu.percent=1.0'], 'metrics')
+    weigher = metrics.MetricsWeigher(conf)
+    table = hosts.table(dict(host='h1', metrics=_metrics(cpu_percent=10.0)),
+                        dict(host='h2', metrics=_metrics(cpu_percent=5.0)))
+    assert hosts.weights(weigher, table, hosts.request()) == {
+        'h1': 10.0, 'h2': 5.0}
+    table.apply([hosts.provider(2, host='h2',
+                                metrics=_metrics(cpu_percent=70.0))])
+    assert hosts.weights(weigher, table, hosts.request()) == {
+        'h1': 10.0, 'h2': 70.0}

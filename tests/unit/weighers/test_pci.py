@@ -34,3 +34,15 @@ def test_fewer_free_devices_weigh_more(conf, extra_specs):
     assert weights == {'none': 0.0, 'few': -2.0, 'more': -7.0,
                        'plenty': -99.0, 'huge': -99.0}
     assert weigher.multiplier > 0
+
+
+def test_weights_follow_a_new_report(conf):
+    """The free-device column is kept as hosts report."""
+    weigher = pci.PCIWeigher(conf)
+    table = hosts.table(dict(host='a', pci_device_pools=_pools(2)),
+                        dict(host='b', pci_device_pools=_pools(8)))
+    assert hosts.weights(weigher, table, hosts.request()) == {
+        'a': -2.0, 'b': -8.0}
+    table.apply([hosts.provider(1, host='a', pci_device_pools=_pools(1, 4))])
+    assert hosts.weights(weigher, table, hosts.request()) == {
+        'a': -5.0, 'b': -8.0}
