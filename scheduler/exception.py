@@ -104,3 +104,10 @@ class ServiceUnavailable(SchedulerException):
     """A required service (broker, database) cannot be reached."""
 
     msg_fmt = '%(service)s unreachable at %(url)s: %(reason)s'
+
+
+class ReportNotStored(SchedulerException):
+    """A tracker report was not committed (write failed or timed out); the
+    report topic's server then has the broker deliver it again once."""
+
+    msg_fmt = 'The report of %(host)s/%(node)s was not stored: %(reason)s'

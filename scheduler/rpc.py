@@ -11,6 +11,7 @@ import oslo_messaging
 
 from scheduler import conf as sched_conf
 from scheduler import objects
+from scheduler import report_server
 
 ALLOWED_EXMODS = ['scheduler.exception']
 EMBEDDED_TRANSPORT_URL = 'kombu+memory:////'
@@ -37,7 +38,8 @@ class Servers:
 
     def start(self):
         for server in self.servers:
-            server.start()
+            server.start(
+                override_pool_size=getattr(server, 'pool_size', None))
 
     def stop(self):
         for server in self.servers:
@@ -53,10 +55,19 @@ def get_server(conf, transport, endpoints):
 
     The server name is ``[DEFAULT] host``; calls without a server go to
     whichever worker of any scheduler takes them from the shared queue.
-    Every endpoint method is served on both topics.
+    Every endpoint method is served on both topics. The report topic's
+    server acknowledges a cast only once its endpoint returned
+    (``scheduler.report_server``).
     """
-    topics = (conf.scheduler.topic, sched_conf.scheduler.report_topic(conf))
-    return Servers([oslo_messaging.get_rpc_server(
-        transport, oslo_messaging.Target(topic=topic, server=conf.host),
-        endpoints, executor='threading', serializer=get_serializer())
-        for topic in topics])
+    report_topic = sched_conf.scheduler.report_topic(conf)
+    return Servers([
+        _server(transport, conf.scheduler.topic, conf.host, endpoints),
+        _server(transport, report_topic, conf.host, endpoints,
+                server_cls=report_server.ReportServer)])
+
+
+def _server(transport, topic, host, endpoints, **kwargs):
+    return oslo_messaging.get_rpc_server(
+        transport, oslo_messaging.Target(topic=topic, server=host),
+        endpoints, executor='threading', serializer=get_serializer(),
+        **kwargs)
