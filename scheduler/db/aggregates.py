@@ -41,7 +41,7 @@ def save_aggregates(db, aggregates):
             if not updated:
                 session.execute(sa.insert(AGG).values(uuid=agg.uuid,
                                                       **values))
-        _stamp(change, uuids, ratios.recompute_hosts(change, rerated))
+        _stamp(change, uuids, ratios.recompute_hosts(db, change, rerated))
 
 
 def _ratio_hosts(session, uuids):
@@ -71,7 +71,7 @@ def delete_aggregate(db, aggregate_uuid):
                     change_seq=0)).rowcount
         if found:
             _stamp(change, [aggregate_uuid],
-                   ratios.recompute_hosts(change, rerated))
+                   ratios.recompute_hosts(db, change, rerated))
         return bool(found)
 
 
