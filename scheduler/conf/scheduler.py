@@ -86,7 +86,13 @@ scheduler_opts = [
                help='Seconds a claim may stay unconfirmed. When a host\'s '
                     'tracker calls sync_instance_info, claims on that host '
                     'for instances it does not run and that are older than '
-                    'this are released.'),
+                    'this are released. Every worker also releases, at '
+                    'least every quarter of this period, claims still '
+                    'unconfirmed this long after they were written on any '
+                    'host (a caller that never got its answer), so it must '
+                    'exceed the time from a claim to its host reporting '
+                    'the instance. 0 releases at every sync and disables '
+                    'the periodic release.'),
 ]
 
 
