@@ -115,20 +115,20 @@ class ReportWriter:
             return False
 
     def _write_next_batch(self):
-        batch, outcome = [], {}
+        batch, failed = [], None
         try:
             with self._changed:
                 keys = list(self._pending)[:MAX_BATCH]
                 batch = [self._pending.pop(k) for k in keys]
             failed = {id(n) for n in self._write([r for r, _ in batch])}
-            outcome = {id(t): 'the write failed (see the log)'
-                       for r, tickets in batch if id(r) in failed
-                       for t in tickets}
         finally:
             with self._changed:
-                for _, tickets in batch:
+                for report, tickets in batch:
+                    # failed is None: the write raised, nothing is known
+                    lost = failed is None or id(report) in failed
                     for ticket in tickets:
-                        ticket.error = ticket.error or outcome.get(id(ticket))
+                        if lost and not ticket.error:
+                            ticket.error = 'the write failed (see the log)'
                         ticket.done = True
                 self._busy = False
                 self._changed.notify_all()
