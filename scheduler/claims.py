@@ -319,6 +319,33 @@ def sync_host_consumers(db, host, instance_uuids, grace_seconds, now=None):
         return len(confirm), len(stale)
 
 
+@db_api.retry_on_deadlock
+def release_unconfirmed(db, grace_seconds, now=None, limit=1000):
+    """Release claims still unconfirmed ``grace_seconds`` after they were
+    written, on any host: a claim whose caller never got the answer (its
+    worker died mid-call) is released even if no tracker syncs. The
+    instance of a claim that did reach its caller is confirmed by its
+    host's ``sync_instance_info`` by then, or counted in the usage its
+    tracker reports. At most ``limit`` rows per call; returns how many."""
+    cutoff = (now or timeutils.utcnow()) - datetime.timedelta(
+        seconds=grace_seconds)
+    unconfirmed = sa.select(ALLOC).where(ALLOC.c.confirmed_at.is_(None),
+                                         ALLOC.c.created_at <= cutoff)
+    with changes.write(db) as change:
+        session = change.session
+        rows = session.execute(unconfirmed.limit(limit)).all()
+        if not rows:
+            return 0
+        touched = {r.provider_id for r in rows}
+        change.lock_providers(touched)
+        rows = session.execute(unconfirmed.where(
+            ALLOC.c.id.in_([r.id for r in rows])).with_for_update()).all()
+        _release_rows(session, rows)
+        _forget_members(session, {r.consumer_uuid for r in rows})
+        change.providers(touched)
+        return len(rows)
+
+
 def list_allocations(db, host=None, consumer_uuid=None):
     """Claims as dicts (with the provider's host and node names)."""
     query = (sa.select(ALLOC, P.c.host, P.c.nodename, P.c.uuid

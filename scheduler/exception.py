@@ -129,3 +129,10 @@ class DatabaseError(SchedulerException):
     msg_fmt = ('The scheduler could not complete the request because of a '
                'database error (details in the log of %(host)s, '
                'error id %(error_id)s).')
+
+
+class ReportNotStored(SchedulerException):
+    """A tracker report was not committed (write failed or timed out); the
+    report topic's server then has the broker deliver it again once."""
+
+    msg_fmt = 'The report of %(host)s/%(node)s was not stored: %(reason)s'

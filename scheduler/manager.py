@@ -105,6 +105,8 @@ class SchedulerManager:
             LOG.warning('Rejected update_resource_stats for %r: %s',
                         name, exc)
             return
+        # returns once committed, so the report topic's server acknowledges
+        # only stored reports; ReportNotStored has the broker redeliver it
         self.report_writer.submit(node_obj)
 
     @policy.authorize('delete_allocations')

@@ -13,6 +13,7 @@ from oslo_messaging.rpc import server as rpc_server
 from scheduler import conf as sched_conf
 from scheduler import inbound
 from scheduler import objects
+from scheduler import report_server
 
 ALLOWED_EXMODS = ['scheduler.exception']
 EMBEDDED_TRANSPORT_URL = 'kombu+memory:////'
@@ -39,7 +40,8 @@ class Servers:
 
     def start(self):
         for server in self.servers:
-            server.start()
+            server.start(
+                override_pool_size=getattr(server, 'pool_size', None))
 
     def stop(self):
         for server in self.servers:
@@ -55,17 +57,26 @@ def get_server(conf, transport, endpoints):
 
     The server name is ``[DEFAULT] host``; calls without a server go to
     whichever worker of any scheduler takes them from the shared queue.
-    Every endpoint method is served on both topics.
+    Every endpoint method is served on both topics. The report topic's
+    server acknowledges a cast only once its endpoint returned
+    (``scheduler.report_server``).
     """
-    topics = (conf.scheduler.topic, sched_conf.scheduler.report_topic(conf))
+    report_topic = sched_conf.scheduler.report_topic(conf)
     sched_conf.limits.register_opts(conf)
     inbound.install(conf.limits.max_message_bytes)
+    return Servers([
+        _server(conf, transport, conf.scheduler.topic, endpoints,
+                rpc_server.RPCServer),
+        _server(conf, transport, report_topic, endpoints,
+                report_server.ReportServer)])
+
+
+def _server(conf, transport, topic, endpoints, server_cls):
     # our dispatcher: bad input and database outages become answers; it is
     # imported here because it needs oslo.db, which clients must not load
     from scheduler import dispatcher
-    return Servers([rpc_server.RPCServer(
+    return server_cls(
         transport, oslo_messaging.Target(topic=topic, server=conf.host),
         dispatcher.SchedulerDispatcher(endpoints, get_serializer(),
                                        conf.limits, conf.host),
         executor='threading')
-        for topic in topics])

@@ -8,6 +8,8 @@
   (``scheduler.metrics.DecisionRecorder``), shared by the driver and the
   report writer;
 * ``report_writer``: the one path of tracker reports to the database;
+* ``claim_sweeper``: releases claims unconfirmed after the grace period
+  (its thread is started here);
 * ``host_cache``: the in-memory host table and its refresh (its poller
   thread is started here when ``[scheduler] refresh_interval`` > 0);
 * ``notifier``: versioned notifications of decisions;
@@ -19,6 +21,7 @@ test or a tool can build its own ``Parts`` to pass in.
 
 import dataclasses
 
+from scheduler import claim_sweeper
 from scheduler import metrics
 from scheduler import notifications
 from scheduler import plugins
@@ -39,6 +42,7 @@ class Parts:
     host_cache: object
     notifier: object
     driver: object
+    claim_sweeper: object = None
 
 
 def ratio_defaults(conf):
@@ -65,7 +69,11 @@ def build(conf, db=None):
     driver = filter_scheduler.FilterScheduler(
         conf, db, cache, plugins.load_filters(conf),
         plugins.load_weighers(conf), recorder=recorder)
+    sweeper = claim_sweeper.ClaimSweeper(
+        db, conf.scheduler.unconfirmed_claim_grace_period)
+    sweeper.start()
     return Parts(db=db, ratio_defaults=defaults, recorder=recorder,
+                 claim_sweeper=sweeper,
                  report_writer=writer, host_cache=cache,
                  notifier=notifications.SelectDestinationsNotifier(
                      conf, conf.host),

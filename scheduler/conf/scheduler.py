@@ -64,12 +64,35 @@ scheduler_opts = [
                  default=1.0, min=0.0,
                  help='DISK_GB allocation ratio for hosts that report none '
                       '(or 0.0).'),
+    cfg.BoolOpt('aggregate_allocation_ratios',
+                default=False,
+                help='Let aggregate metadata override the trackers\' '
+                     'allocation ratios. When True, an aggregate whose '
+                     'metadata sets cpu_allocation_ratio, '
+                     'ram_allocation_ratio or disk_allocation_ratio imposes '
+                     'that ratio on the capacity of its hosts (the smallest '
+                     'wins when several aggregates of a host set one), as '
+                     'Nova\'s removed Aggregate{Core,Ram,Disk}Filter did, '
+                     'but checked by the claim as well. When False (the '
+                     'default, as Nova 34, whose placement inventories carry '
+                     'the compute\'s own ratios), such metadata is ignored '
+                     'for capacity. Every worker of a deployment must use '
+                     'the same value; a change reaches each host\'s stored '
+                     'capacity at its next report written (at the latest '
+                     'service_down_time / 2 seconds after the restart). '
+                     'Related options: default_*_allocation_ratio.'),
     cfg.IntOpt('unconfirmed_claim_grace_period',
                default=600, min=0,
                help='Seconds a claim may stay unconfirmed. When a host\'s '
                     'tracker calls sync_instance_info, claims on that host '
                     'for instances it does not run and that are older than '
-                    'this are released.'),
+                    'this are released. Every worker also releases, at '
+                    'least every quarter of this period, claims still '
+                    'unconfirmed this long after they were written on any '
+                    'host (a caller that never got its answer), so it must '
+                    'exceed the time from a claim to its host reporting '
+                    'the instance. 0 releases at every sync and disables '
+                    'the periodic release.'),
 ]
 
 

@@ -52,7 +52,7 @@ def save_aggregates(db, aggregates, stamp=None):
                     rerated.update(hosts)
         if applied:
             _stamp(change, applied,
-                   ratios.recompute_hosts(change, rerated))
+                   ratios.recompute_hosts(db, change, rerated))
         return applied
 
 
@@ -108,7 +108,7 @@ def delete_aggregate(db, aggregate_uuid, stamp=None):
                                   updated_at=stamp)).rowcount
         if found:
             _stamp(change, [aggregate_uuid],
-                   ratios.recompute_hosts(change, rerated))
+                   ratios.recompute_hosts(db, change, rerated))
             return True
         # already deleted: only the tombstone's stamp moves forward
         if session.execute(sa.update(AGG).where(

@@ -19,6 +19,7 @@ import contextlib
 import threading
 
 import sqlalchemy as sa
+from oslo_config import cfg
 from oslo_db import api as oslo_db_api
 from oslo_db.sqlalchemy import enginefacade
 
@@ -34,6 +35,15 @@ _FACADE_OPTIONS = ('connection', 'slave_connection', 'sqlite_fk',
 @enginefacade.transaction_context_provider
 class _TxContext:
     """The per-transaction holder enginefacade needs."""
+
+
+def _scheduler_option(conf, name):
+    """``[scheduler] name``, False where that group is not registered
+    (tools that only open the database)."""
+    try:
+        return bool(conf.scheduler[name])
+    except (cfg.NoSuchOptError, AttributeError):
+        return False
 
 
 class Database:
@@ -54,6 +64,9 @@ class Database:
         self.legacy_change_counter = bool(
             'legacy_change_counter' in conf.database
             and conf.database.legacy_change_counter)
+        # see scheduler.db.ratios
+        self.aggregate_allocation_ratios = _scheduler_option(
+            conf, 'aggregate_allocation_ratios')
         if self.is_sqlite:
             self._prepare_sqlite(self.engine)
         # oslo.db pings every connection it hands out (SELECT 1): one more

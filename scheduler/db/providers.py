@@ -128,7 +128,8 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
         return 0, skipped
     try:
         with changes.write(db) as change:
-            changed = _record_all(change.session, todo, ratio_defaults, now)
+            changed = _record_all(db, change.session, todo,
+                                  ratio_defaults, now)
             change.providers(changed)
             return len(changed), skipped
     except db_exc.DBDuplicateEntry:
@@ -185,7 +186,7 @@ def _same(row, stored_inventories, node, ratio_defaults):
                for rc in wanted for key in _INVENTORY_KEYS)
 
 
-def _record_all(session, todo, ratio_defaults, now):
+def _record_all(db, session, todo, ratio_defaults, now):
     """Write the reports of a batch; the ids of the providers written.
 
     A bounded number of statements for the batch (the providers' ids,
@@ -204,7 +205,7 @@ def _record_all(session, todo, ratio_defaults, now):
         sa.select(P.c.id, P.c.reported_at)
         .where(P.c.id.in_(sorted(ids.values()))).order_by(P.c.id)
         .with_for_update()).all()) if ids else {}
-    overrides = ratios.aggregate_ratios(session, hosts)
+    overrides = ratios.overrides(db, session, hosts)
     changed, updates = [], []
     for node, reported_at in sorted(
             todo, key=lambda t: (t[0].host, t[0].nodename)):

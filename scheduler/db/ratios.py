@@ -1,9 +1,12 @@
-"""Effective allocation ratios: aggregate metadata overrides the tracker.
+"""Effective allocation ratios: the tracker's, or the aggregates' if enabled.
 
-An aggregate whose metadata sets ``cpu_allocation_ratio``,
-``ram_allocation_ratio`` or ``disk_allocation_ratio`` imposes that ratio on
-its hosts (the smallest one when several aggregates of a host set it);
-otherwise the ratio is the tracker's (``inventories.reported_ratio``).
+The ratio is the tracker's (``inventories.reported_ratio``), as in Nova
+34. With ``[scheduler] aggregate_allocation_ratios`` (the database's
+``aggregate_allocation_ratios``), an aggregate whose metadata sets
+``cpu_allocation_ratio``, ``ram_allocation_ratio`` or
+``disk_allocation_ratio`` imposes that ratio on its hosts (the smallest
+one when several aggregates of a host set it); ``overrides`` is the one
+place that decides, for reports and aggregate changes alike.
 The effective ratio is written to ``inventories.allocation_ratio`` and
 ``capacity`` in the database, because the claim transaction re-checks
 capacity in SQL: planner and claim must agree on it.
@@ -27,6 +30,14 @@ RATIO_KEYS = {rcs.VCPU: 'cpu_allocation_ratio',
 
 def has_ratio(metadata):
     return any(key in metadata for key in RATIO_KEYS.values())
+
+
+def overrides(db, session, hosts):
+    """host -> {resource class: ratio} that replace the trackers' ratios:
+    none unless the database's ``aggregate_allocation_ratios`` is set."""
+    if not db.aggregate_allocation_ratios:
+        return {}
+    return aggregate_ratios(session, hosts)
 
 
 def aggregate_ratios(session, hosts):
@@ -67,26 +78,27 @@ def apply_overrides(inventories, overrides):
     return inventories
 
 
-def recompute_hosts(change, hosts):
+def recompute_hosts(db, change, hosts):
     """Re-derive ratios and capacities of every provider on ``hosts``
-    within write ``change`` (``scheduler.db.changes``).
+    within write ``change`` (``scheduler.db.changes``) after their
+    aggregates changed; nothing to do unless aggregates set ratios.
 
     Locks the providers first (the writers' lock order); returns their ids
     so the caller records them as changed.
     """
-    if not hosts:
+    if not hosts or not db.aggregate_allocation_ratios:
         return []
     session = change.session
     providers = session.execute(sa.select(P.c.id, P.c.host).where(
         P.c.host.in_(sorted(hosts))).order_by(P.c.id)).all()
     change.lock_providers([provider_id for provider_id, _ in providers])
-    overrides = aggregate_ratios(session, hosts)
+    imposed = aggregate_ratios(session, hosts)
     host_of = dict(providers)
     rows = session.execute(sa.select(INV).where(
         INV.c.provider_id.in_(list(host_of)),
         INV.c.resource_class.in_(list(RATIO_KEYS)))).all()
     for row in rows:
-        ratio = overrides.get(host_of[row.provider_id], {}).get(
+        ratio = imposed.get(host_of[row.provider_id], {}).get(
             row.resource_class, row.reported_ratio)
         new_capacity = capacity(row.total, row.reserved, ratio)
         if (new_capacity, ratio) != (row.capacity, row.allocation_ratio):

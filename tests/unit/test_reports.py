@@ -1,7 +1,12 @@
 """ReportWriter: tracker reports combined into batches."""
 
 import datetime
+import threading
+import time
 
+import pytest
+
+from scheduler import exception
 from scheduler import objects
 from scheduler import reports
 from scheduler import resource_classes as rcs
@@ -23,15 +28,38 @@ def _vcpus(db):
             for p in db_providers.list_providers(db)}
 
 
+def _pending_tickets(writer):
+    with writer._changed:
+        return sum(len(t) for _, t in writer._pending.values())
+
+
 def _while_busy(writer, reports_to_submit):
-    """Submit reports as other RPC threads would while a batch is being
-    written: they wait in memory and form the writer's next batch."""
+    """Submit reports from other threads while a batch is being written:
+    they wait in memory and form one next batch once it commits. Returns
+    what each submit raised (None when it returned)."""
+    outcome = {}
+
+    def submit(node):
+        try:
+            writer.submit(node, timeout=10)
+            outcome[node.host] = None
+        except exception.ReportNotStored as exc:
+            outcome[node.host] = exc
+
     with writer._changed:
         writer._busy = True
-    for node in reports_to_submit:
-        writer.submit(node)
+    threads = [threading.Thread(target=submit, args=(node,))
+               for node in reports_to_submit]
+    for thread in threads:
+        thread.start()
+    while _pending_tickets(writer) < len(reports_to_submit):
+        time.sleep(0.01)
     with writer._changed:
         writer._busy = False
+        writer._changed.notify_all()
+    for thread in threads:
+        thread.join(10)
+    return outcome
 
 
 def test_reports_are_written_and_the_newest_per_node_wins(db):
@@ -40,10 +68,8 @@ def test_reports_are_written_and_the_newest_per_node_wins(db):
                          _report('h1', 8, seconds=3),
                          _report('h1', 6, seconds=2),   # older than 8
                          _report('h2', 2)])
-    writer.submit(_report('h3', 1))       # this thread writes them all
-    assert writer.flush(10)
-    assert _vcpus(db) == {'h1': 8, 'h2': 2, 'h3': 1}
-    assert writer.written == 3
+    assert _vcpus(db) == {'h1': 8, 'h2': 2}
+    assert writer.written == 2
     writer.stop()
 
 
@@ -51,9 +77,7 @@ def test_one_batch_is_one_feed_stamp(db):
     with db.reader() as session:
         before = changes.position(session)
     writer = reports.ReportWriter(db, RATIOS)
-    _while_busy(writer, [_report('h%02d' % i, 4) for i in range(19)])
-    writer.submit(_report('h19', 4))
-    assert writer.flush(10)
+    _while_busy(writer, [_report('h%02d' % i, 4) for i in range(20)])
     with db.reader() as session:
         after = changes.position(session)
     # one stripe moved by one: one write transaction for the 20 reports
@@ -73,16 +97,26 @@ def test_a_report_that_fails_to_store_does_not_lose_the_others(
     monkeypatch.setattr(reports.db_providers, 'absorb_reports',
                         refuse_bad)
     writer = reports.ReportWriter(db, RATIOS)
-    _while_busy(writer, [_report(host, 4) for host in ('good-1', 'bad')])
-    writer.submit(_report('good-2', 4))
-    assert writer.flush(10)
+    outcome = _while_busy(writer, [_report(host, 4)
+                                   for host in ('good-1', 'bad', 'good-2')])
     assert set(_vcpus(db)) == {'good-1', 'good-2'}
     assert writer.written == 2
+    # the caller of the bad one hears of it: its cast is not acknowledged
+    assert outcome['good-1'] is None and outcome['good-2'] is None
+    assert 'bad/bad was not stored' in str(outcome['bad'])
     writer.stop()
 
 
-def test_stop_writes_what_is_pending(db):
+def test_submit_returns_once_its_report_is_committed(db):
     writer = reports.ReportWriter(db, RATIOS)
-    writer.submit(_report('late', 4))
-    writer.stop()
-    assert 'late' in _vcpus(db)
+    writer.submit(_report('h1', 4))
+    assert _vcpus(db) == {'h1': 4}
+    assert writer.flush(0)
+
+
+def test_a_report_not_written_in_time_is_refused(db):
+    writer = reports.ReportWriter(db, RATIOS)
+    with writer._changed:
+        writer._busy = True             # a batch that never ends
+    with pytest.raises(exception.ReportNotStored, match='in the time'):
+        writer.submit(_report('slow', 4), timeout=0.2)

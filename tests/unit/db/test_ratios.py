@@ -1,6 +1,8 @@
-"""Allocation ratios from aggregate metadata: they override the tracker's
-ratio in ``inventories.allocation_ratio`` and ``capacity`` (so planner and
-claim agree), for member hosts only, until the host leaves."""
+"""Allocation ratios from aggregate metadata, with ``[scheduler]
+aggregate_allocation_ratios`` on: they override the tracker's ratio in
+``inventories.allocation_ratio`` and ``capacity`` (so planner and claim
+agree), for member hosts only, until the host leaves. Off (the default,
+as Nova): test_ratios_nova.py."""
 
 import datetime
 
@@ -35,6 +37,11 @@ def _inventory(db, host, rc=rcs.VCPU):
     [provider] = db_providers.load_changes(db, provider_ids=[provider_id])
     inventory = provider['inventories'][rc]
     return inventory['allocation_ratio'], inventory['capacity']
+
+
+@pytest.fixture(autouse=True)
+def aggregate_ratios_on(conf):
+    conf.set_override('aggregate_allocation_ratios', True, 'scheduler')
 
 
 @pytest.fixture

@@ -1,0 +1,44 @@
+"""A worker killed with SIGKILL mid-backlog loses no acknowledged report.
+
+The report topic's server acknowledges a cast only once the batch holding
+its report has committed, so the reports a dead worker had taken but not
+written are delivered again by RabbitMQ, to the worker the parent starts
+in its place (real RabbitMQ and PostgreSQL).
+"""
+
+import os
+import re
+import signal
+
+import pytest
+
+from tests.functional import db_state
+from tests.functional import tracker
+from tests.functional import workload
+
+WORKER_LINE = re.compile(r'Worker (\d+) \(pid (\d+)\) serving topic')
+REPORTS = 4000
+
+
+def _worker_pids(server):
+    return [int(m.group(2)) for m in WORKER_LINE.finditer(server.log_text())]
+
+
+@pytest.mark.parametrize('backend', ['postgresql'])
+def test_a_killed_worker_loses_no_acknowledged_report(scheduler):
+    server = scheduler(workers=1)
+    first = _worker_pids(server)[-1]
+    tracker.push_stats(server, workload.host_reports(REPORTS,
+                                                     prefix='durable'))
+    # every report has left the tracker; the worker is absorbing them
+    stored = db_state.wait_for(
+        lambda: db_state.provider_count(server.engine), 30,
+        'the first reports to be stored')
+    assert stored < REPORTS, 'the backlog was gone before the kill'
+    os.kill(first, signal.SIGKILL)
+
+    db_state.wait_for(lambda: _worker_pids(server)[-1] != first, 30,
+                      'the parent to start another worker')
+    db_state.wait_for(
+        lambda: db_state.provider_count(server.engine) == REPORTS, 120,
+        'all %d hosts in the database' % REPORTS)
