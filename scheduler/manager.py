@@ -15,6 +15,7 @@ from scheduler import exception
 from scheduler import metrics
 from scheduler import notifications
 from scheduler import objects
+from scheduler.objects import nova_compat
 from scheduler import plugins
 from scheduler import reports
 from scheduler import resource_classes as rcs
@@ -97,6 +98,9 @@ class SchedulerManager:
                             return_alternates=False):
         if spec_obj is None:
             raise exception.InvalidField(field='spec_obj', reason='missing')
+        if nova_compat.is_nova_request_spec(spec_obj):
+            # a caller speaking nova's RPC: its objects arrive as dicts
+            spec_obj = objects.RequestSpec.from_nova(spec_obj)
         if not isinstance(spec_obj, objects.RequestSpec):
             raise exception.InvalidField(
                 field='spec_obj', reason='expected a RequestSpec object, '

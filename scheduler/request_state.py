@@ -55,7 +55,7 @@ class RequestState:
                           if len(pair) >= 2)
         return cls(
             spec=spec,
-            resources=resource_classes.flavor_resources(spec.flavor),
+            resources=resource_classes.request_resources(spec),
             availability_zone=spec.get('availability_zone'),
             force_hosts=tuple(spec.get('force_hosts') or ()),
             force_nodes=tuple(spec.get('force_nodes') or ()),

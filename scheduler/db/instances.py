@@ -119,3 +119,16 @@ def hosts_of(db, instance_uuids):
             sa.select(P.c.host).join(ALLOC, ALLOC.c.provider_id == P.c.id)
             .where(ALLOC.c.consumer_uuid.in_(uuids))).scalars().all()
     return {h for h in list(reported) + list(claimed) if h}
+
+
+def count_by_host(db, instance_uuids):
+    """host -> how many of ``instance_uuids`` trackers report on it."""
+    uuids = list(instance_uuids)
+    if not uuids:
+        return {}
+    with db.reader() as session:
+        rows = session.execute(
+            sa.select(INST.c.host, sa.func.count(INST.c.uuid.distinct()))
+            .where(INST.c.uuid.in_(uuids), INST.c.deleted == sa.false())
+            .group_by(INST.c.host)).all()
+    return {host: count for host, count in rows if host}

@@ -63,6 +63,10 @@ def inventories_from_node(node, defaults):
                       node.local_gb_used,
                       ratio('disk_allocation_ratio', rcs.DISK_GB)),
     }
+    # dedicated CPUs are claimed like any class; never overcommitted
+    pcpus, pinned = rcs.dedicated_cpus(node.get('numa_topology'))
+    if pcpus:
+        specs[rcs.PCPU] = (pcpus, 0, pinned, 1.0)
     rows = {}
     for rc, (total, reserved, used, alloc_ratio) in specs.items():
         rows[rc] = {

@@ -209,7 +209,10 @@ class FilterScheduler:
             placed = (db_groups.member_hosts(self.db, group.uuid,
                                              exclude_consumers=consumers)
                       if group.get('uuid') else {})
-            request.group = GroupPlacement.from_group(group, placed)
+            reported = db_instances.count_by_host(
+                self.db, group.get('members') or ())
+            request.group = GroupPlacement.from_group(group, placed,
+                                                      reported)
         hints = request.hints
         if 'same_host' in hints:
             request.same_hosts = db_instances.hosts_of(

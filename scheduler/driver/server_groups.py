@@ -1,7 +1,9 @@
 """GroupPlacement: a request's server group while it is being placed.
 
-Built per planning attempt from the members the database knows (placed by
-earlier claims) plus the hosts the caller lists; every instance placed by
+Built per planning attempt from the members the database knows: placed by
+earlier claims, or reported on a host by its tracker (as nova counts them:
+the group's members among the host's instances), and at least one on each
+host the caller lists; every instance placed by
 the request is added, so the instances of one multi-instance request
 respect the policy among themselves too.
 """
@@ -26,7 +28,7 @@ class GroupPlacement:
         self.max_per_host = max_per_host
 
     @classmethod
-    def from_group(cls, group, placed_hosts):
+    def from_group(cls, group, placed_hosts, reported_members=None):
         policy = group.get('policy')
         if policy not in HARD + SOFT:
             raise exception.InvalidField(
@@ -43,6 +45,9 @@ class GroupPlacement:
                 field='spec_obj.instance_group.rules.max_server_per_host',
                 reason='expected a positive integer, got %r' % (raw,))
         hosts = collections.Counter(placed_hosts)
+        # a member both claimed and reported must count once
+        for host, count in (reported_members or {}).items():
+            hosts[host] = max(hosts[host], count)
         for host in group.get('hosts', []):
             hosts[host] = max(hosts[host], 1)
         return cls(group.get('uuid'), policy, hosts, max_per_host)

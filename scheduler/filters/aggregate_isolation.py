@@ -119,15 +119,17 @@ class AggregateInstanceExtraSpecsFilter(base.BaseFilter):
 
     @staticmethod
     def _requirements(request):
+        """[(key, requirement)]: a list, not a dict, because a scoped and
+        an unscoped spec may name the same key and both must hold."""
         specs = request.spec.flavor.get('extra_specs', {})
-        wanted = {}
-        for key, value in specs.items():
+        wanted = []
+        for key, value in sorted(specs.items()):
             scope, _, name = key.partition(':')
             if not name:
                 name, scope = scope, None
             if scope not in (None, _EXTRA_SPECS_SCOPE):
                 continue
-            wanted[name] = extra_specs_ops.parse(value)
+            wanted.append((name, extra_specs_ops.parse(value)))
         return wanted
 
     def filter_all(self, table, request):
@@ -142,7 +144,7 @@ class AggregateInstanceExtraSpecsFilter(base.BaseFilter):
     @staticmethod
     def _host_matches(table, host, wanted):
         aggregates = table.aggregates.of_host(host)
-        for key, requirement in wanted.items():
+        for key, requirement in wanted:
             values = set()
             for agg in aggregates:
                 if key in agg['metadata']:

@@ -2,15 +2,21 @@
 
 Each flavor extra spec whose key is ``capabilities:<name>[:<sub>...]`` is a
 requirement (see ``extra_specs_ops``) on the host value found by following
-the names: the first one in the tracker's attributes (``cpu_info``,
-``hypervisor_type``, ``vcpus``...) or, failing that, in its ``stats``;
-each further one inside that value (a dict, or JSON text such as
-``cpu_info``). A host lacking the value fails.
+the names, as nova's filter follows them: the first one is an attribute of
+nova's HostState (``free_ram_mb``, ``vcpus_total``, ``hypervisor_type``,
+``cpu_info``, ``stats``..., see ``host_values.STATE_ATTRIBUTES``) or,
+failing that, a key of the tracker's ``stats``; each further one is a key
+inside that value (a dict, or JSON text such as ``cpu_info``). A host
+lacking the value fails. Tracker fields that are not HostState attributes
+(``vcpus``, ``memory_mb``, ``running_vms``) are not found, as in nova:
+write ``capabilities:vcpus_total``.
 
 A key without any ``namespace:`` prefix is checked the same way, but only
-on hosts that report it as an attribute or a stat; other hosts pass it.
-Keys in any other namespace (``hw:``, ``pci_passthrough:``...) belong to
-other filters and are ignored.
+if it names a HostState attribute or a stat the host reports; otherwise it
+is ignored. Keys in any other namespace (``hw:``, ``pci_passthrough:``...)
+belong to other filters and are ignored, except ``hw:maxphysaddr_bits``:
+as in nova, the host's ``cpu_info`` must report ``maxphysaddr`` ``bits``
+at least as large.
 
 Example: ``capabilities:cpu_info:arch = x86_64`` or
 ``capabilities:hypervisor_version = >= 6000000``.
@@ -24,6 +30,9 @@ from scheduler.filters import extra_specs_ops
 _SCOPE = 'capabilities'
 
 
+_MAXPHYSADDR_BITS = 'hw:maxphysaddr_bits'
+
+
 def _requirements(request):
     """[(path, requirement, only_if_reported)] of the flavor's specs."""
     wanted = []
@@ -34,19 +43,28 @@ def _requirements(request):
             wanted.append((path, extra_specs_ops.parse(text), True))
         elif path[0] == _SCOPE and all(path[1:]):
             wanted.append((path[1:], extra_specs_ops.parse(text), False))
+        elif key == _MAXPHYSADDR_BITS:
+            wanted.append((['cpu_info', 'maxphysaddr', 'bits'],
+                           extra_specs_ops.parse('>= %s' % text), False))
     return wanted
 
 
-def _lookup(attributes, path):
+def _stats(host):
+    return host.attributes.get('stats') or {}
+
+
+def _lookup(host, path):
     """The host value at ``path``, or None."""
-    value = attributes.get(path[0])
+    value = None
+    if path[0] in host_values.STATE_ATTRIBUTES:
+        value = host_values.state_attribute(host, path[0])
     if value is None:
-        value = (attributes.get('stats') or {}).get(path[0])
+        value = _stats(host).get(path[0])
     return host_values.descend(value, path[1:])
 
 
-def _reported(attributes, name):
-    return name in attributes or name in (attributes.get('stats') or {})
+def _reported(host, name):
+    return name in host_values.STATE_ATTRIBUTES or name in _stats(host)
 
 
 class ComputeCapabilitiesFilter(base.BaseFilter):
@@ -60,12 +78,11 @@ class ComputeCapabilitiesFilter(base.BaseFilter):
                                lambda: _requirements(request))
 
     def host_passes(self, host, request):
-        attributes = host.attributes
         for path, requirement, only_if_reported in \
                 self._requirements(request):
-            if only_if_reported and not _reported(attributes, path[0]):
+            if only_if_reported and not _reported(host, path[0]):
                 continue
-            value = _lookup(attributes, path)
+            value = _lookup(host, path)
             if value is None or not requirement.matches(str(value)):
                 return False
         return True

@@ -1,11 +1,152 @@
-"""Reading nested values out of what a tracker reported.
+"""Host values as nova's HostState computes them, and nested lookups.
 
-Trackers report some fields as JSON text (``cpu_info``, ``numa_topology``)
-and others as dicts (``stats``); ``descend(value, keys)`` walks keys into
-either, returning None as soon as a step is missing or not a mapping.
+Nova's filters and weighers do not read the tracker's report directly: its
+HostState derives a few numbers from it, and operators' configurations
+(weighers, JsonFilter queries, ComputeCapabilitiesFilter extra specs) are
+written against those. This module is the one place they are derived, over
+numpy rows of the host table:
+
+* ``free_ram_mb``: the tracker's ``free_ram_mb`` (physical, not scaled by
+  allocation ratios; may be negative when RAM is overcommitted);
+* ``free_disk_mb``: ``min(free_disk_gb, disk_available_least) * 1024``, or
+  ``free_disk_gb * 1024`` when the tracker reports no
+  ``disk_available_least``;
+* ``vcpus_free``: ``vcpus * cpu_allocation_ratio - vcpus_used`` (what
+  nova's CPUWeigher weighs);
+* ``num_io_ops``, ``num_instances``: the tracker's ``stats['io_workload']``
+  and ``stats['num_instances']``.
+
+Like nova's HostState, which subtracts what its own process placed since
+the last report, the free amounts subtract what claims hold beyond the
+tracker's reported usage. A tracker that does not report ``free_ram_mb`` or
+``free_disk_gb`` (not nova's) gets them derived from its totals, reserved
+and used amounts; one without ``stats['num_instances']`` or
+``stats['io_workload']`` (not nova's either) has its ``running_vms`` and
+``current_workload`` read instead.
+
+``state_attribute(host, name)`` is the value of nova's HostState attribute
+``name`` for one host (``free_ram_mb``, ``vcpus_total``, ``num_io_ops``,
+``stats``, ``cpu_info``...), for the plugins that let operators name them
+(JsonFilter, ComputeCapabilitiesFilter); ``descend(value, keys)`` walks
+keys into dicts or JSON text (``cpu_info``).
 """
 
 import json
+
+import numpy as np
+
+from scheduler import resource_classes as rcs
+
+_NAN = float('nan')
+
+
+def _unreported_claims(table, rc, rows):
+    # what claims hold beyond the tracker's reported usage
+    columns = table.resources.get(rc)
+    if columns is None:
+        return np.zeros(len(rows))
+    return np.maximum(columns.claimed[rows] - columns.reported_used[rows],
+                      0).astype(float)
+
+
+def _reported_or(table, name, rows, derived):
+    reported = table.column(name, _NAN)[rows]
+    return np.where(np.isnan(reported), derived, reported)
+
+
+def _derived_free(table, rc, rows):
+    columns = table.resources.get(rc)
+    if columns is None:
+        return np.zeros(len(rows))
+    return (columns.total[rows] - columns.reserved[rows]
+            - columns.reported_used[rows]).astype(float)
+
+
+def free_ram_mb(table, rows):
+    derived = _derived_free(table, rcs.MEMORY_MB, rows)
+    return (_reported_or(table, 'free_ram_mb', rows, derived)
+            - _unreported_claims(table, rcs.MEMORY_MB, rows))
+
+
+def free_disk_mb(table, rows):
+    derived = _derived_free(table, rcs.DISK_GB, rows)
+    free_gb = _reported_or(table, 'free_disk_gb', rows, derived)
+    least = table.column('disk_available_least', _NAN)[rows]
+    free_gb = np.where(np.isnan(least), free_gb, np.minimum(free_gb, least))
+    return (free_gb - _unreported_claims(table, rcs.DISK_GB, rows)) * 1024
+
+
+def vcpus_free(table, rows):
+    columns = table.resources.get(rcs.VCPU)
+    if columns is None:
+        return np.zeros(len(rows))
+    # nova ignores reserved CPUs here; usage is the larger of the reported
+    # one and the claims, as everywhere else
+    return (columns.total[rows] * columns.allocation_ratio[rows]
+            - table.used(rcs.VCPU, rows))
+
+
+def _stat_or(table, stat, fallback, rows):
+    return _reported_or(table, 'stats.' + stat, rows,
+                        table.column(fallback)[rows])
+
+
+def num_io_ops(table, rows=None):
+    rows = slice(0, table.size) if rows is None else rows
+    return _stat_or(table, 'io_workload', 'current_workload', rows)
+
+
+def num_instances(table, rows=None):
+    rows = slice(0, table.size) if rows is None else rows
+    return _stat_or(table, 'num_instances', 'running_vms', rows)
+
+
+def at(function, host):
+    """``function`` (one of the above) for one HostView, as a number."""
+    value = float(function(host.table, np.array([host.row]))[0])
+    return int(value) if value.is_integer() else value
+
+
+def _attribute(name):
+    return lambda host: host.attributes.get(name)
+
+
+def _used_disk_mb(host):
+    used = host.attributes.get('local_gb_used')
+    return None if used is None else used * 1024
+
+
+#: nova's HostState attributes a flavor or a query may name, and how each
+#: is read from this scheduler's host view
+STATE_ATTRIBUTES = {
+    'host': lambda host: host.host,
+    'nodename': lambda host: host.nodename,
+    'hypervisor_hostname': lambda host: host.nodename,
+    'uuid': lambda host: host.uuid,
+    'free_ram_mb': lambda host: at(free_ram_mb, host),
+    'free_disk_mb': lambda host: at(free_disk_mb, host),
+    'total_usable_ram_mb': _attribute('memory_mb'),
+    'total_usable_disk_gb': _attribute('local_gb'),
+    'disk_mb_used': _used_disk_mb,
+    'vcpus_total': _attribute('vcpus'),
+    'vcpus_used': lambda host: int(host.table.used(
+        rcs.VCPU, [host.row])[0]) if rcs.VCPU in host.table.resources
+    else host.attributes.get('vcpus_used'),
+    'num_instances': lambda host: at(num_instances, host),
+    'num_io_ops': lambda host: at(num_io_ops, host),
+    'failed_builds': lambda host: int(host.table.failed_builds[host.row]),
+    'stats': lambda host: host.attributes.get('stats') or {},
+    **{name: _attribute(name) for name in (
+        'hypervisor_type', 'hypervisor_version', 'cpu_info', 'host_ip',
+        'supported_instances', 'metrics', 'numa_topology',
+        'cpu_allocation_ratio', 'ram_allocation_ratio',
+        'disk_allocation_ratio')},
+}
+
+
+def state_attribute(host, name):
+    """nova's HostState ``name`` for ``host``; KeyError if it has none."""
+    return STATE_ATTRIBUTES[name](host)
 
 
 def descend(value, keys):

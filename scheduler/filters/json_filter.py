@@ -9,16 +9,20 @@ a literal (string, number, boolean) or a ``$variable``. Operators:
 * ``and``, ``or``: all / any of the args are true;
 * ``not``: negates its arg (with several: true if any of them is false).
 
-A variable is a host value: ``$free_ram_mb``, ``$free_disk_mb``,
-``$free_disk_gb``, ``$free_vcpus``, ``$total_usable_ram_mb``,
-``$total_usable_disk_gb``, ``$vcpus_total``, ``$vcpus_used``,
-``$num_instances``, ``$num_io_ops``, ``$host``, ``$nodename``,
-``$availability_zone`` (free and used amounts count the claims this
-scheduler holds), or any tracker attribute (``$vcpus``, ``$memory_mb``,
-``$hypervisor_type``, ``$hypervisor_version``, ``$stats``...). Dotted
-names descend into dicts and JSON text: ``$stats.gpu``,
-``$cpu_info.arch``. An arg that resolves to nothing is dropped, so a
-comparison left with fewer than two args is false.
+A variable is what nova's HostState calls it (see ``host_values``):
+``$free_ram_mb`` (physical free RAM), ``$free_disk_mb``
+(``min(free_disk_gb, disk_available_least)`` in MiB),
+``$total_usable_ram_mb``, ``$total_usable_disk_gb``, ``$disk_mb_used``,
+``$vcpus_total``, ``$vcpus_used``, ``$num_instances``, ``$num_io_ops``
+(``stats['num_instances']``, ``stats['io_workload']``),
+``$failed_builds``, ``$host``, ``$nodename``, ``$hypervisor_type``,
+``$hypervisor_version``, ``$cpu_info``, ``$stats``... Unlike nova, where
+any other name resolves to nothing, other names are the tracker's
+attributes (``$vcpus``, ``$running_vms``, ``$free_disk_gb``) and
+``$availability_zone``. Dotted names descend into dicts and, unlike nova
+(which fails on them), JSON text: ``$stats.gpu``, ``$cpu_info.arch``. An
+arg that resolves to nothing is dropped, so a comparison left with fewer
+than two args is false.
 
 Example: ``["and", [">=", "$free_ram_mb", 1024], ["=",
 "$hypervisor_type", "QEMU"]]``.
@@ -32,7 +36,6 @@ import json
 import operator
 
 from scheduler import exception
-from scheduler import resource_classes as rcs
 from scheduler.filters import base
 from scheduler.filters import host_values
 
@@ -62,19 +65,7 @@ _OPERATORS = {
     'and': all,
 }
 
-_HOST_VALUES = {
-    'free_ram_mb': lambda h: h.free(rcs.MEMORY_MB),
-    'free_disk_gb': lambda h: h.free(rcs.DISK_GB),
-    'free_disk_mb': lambda h: h.free(rcs.DISK_GB) * 1024,
-    'free_vcpus': lambda h: h.free(rcs.VCPU),
-    'total_usable_ram_mb': lambda h: h.capacity(rcs.MEMORY_MB),
-    'total_usable_disk_gb': lambda h: h.capacity(rcs.DISK_GB),
-    'vcpus_total': lambda h: h.attributes.get('vcpus'),
-    'vcpus_used': lambda h: h.capacity(rcs.VCPU) - h.free(rcs.VCPU),
-    'num_instances': lambda h: h.attributes.get('running_vms'),
-    'num_io_ops': lambda h: h.attributes.get('current_workload'),
-    'host': lambda h: h.host,
-    'nodename': lambda h: h.nodename,
+_EXTRA_VALUES = {
     'availability_zone': lambda h: h.availability_zone,
 }
 
@@ -117,8 +108,12 @@ def parse_query(request):
 
 def _variable(host, name):
     path = name[1:].split('.')
-    value = _HOST_VALUES.get(path[0])
-    value = value(host) if value else host.attributes.get(path[0])
+    if path[0] in host_values.STATE_ATTRIBUTES:
+        value = host_values.state_attribute(host, path[0])
+    elif path[0] in _EXTRA_VALUES:
+        value = _EXTRA_VALUES[path[0]](host)
+    else:
+        value = host.attributes.get(path[0])
     return host_values.descend(value, path[1:])
 
 

@@ -1,12 +1,14 @@
 """NumInstancesFilter: hosts running fewer than ``max_instances_per_host``.
 
-A host passes when the ``running_vms`` its tracker last reported is below
-``[filter_scheduler] max_instances_per_host``. Instances placed since that
-report are not counted until the next one. A host that reports none counts
-as empty. Vectorized over the table.
+A host passes when nova's ``num_instances``, the ``num_instances`` in its
+tracker's stats (``running_vms`` for trackers that are not nova's), is
+below ``[filter_scheduler] max_instances_per_host``. Instances placed since
+that report are not counted until the next one. A host that reports none
+counts as empty. Vectorized over the table.
 """
 
 from scheduler.filters import base
+from scheduler.filters import host_values
 
 
 class NumInstancesFilter(base.BaseFilter):
@@ -16,7 +18,7 @@ class NumInstancesFilter(base.BaseFilter):
         self.max_instances = conf.filter_scheduler.max_instances_per_host
 
     def filter_all(self, table, request):
-        return table.column('running_vms') < self.max_instances
+        return host_values.num_instances(table) < self.max_instances
 
     def explain(self, table, request, removed_rows):
         return 'max_instances_per_host=%d reached' % self.max_instances

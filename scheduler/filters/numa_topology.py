@@ -1,46 +1,38 @@
 """NUMATopologyFilter: hosts whose NUMA cells can hold the guest's.
 
-Guest topology, from flavor extra specs:
+Guest topology, from flavor extra specs (or the image properties of the
+same names, ``hw_numa_nodes``..., when the flavor does not set them):
 
 * ``hw:numa_nodes`` = N: the guest has N cells. Its vCPUs and memory are
   split evenly unless ``hw:numa_cpus.<i>`` (a CPU set such as ``0-3,^2,6``)
   and ``hw:numa_mem.<i>`` (MiB) are given for every cell, covering every
   vCPU exactly once and adding up to the flavor's memory.
-* ``hw:cpu_policy`` = ``dedicated`` pins each vCPU to a host CPU; without
-  ``hw:numa_nodes`` the guest then has one cell. ``shared`` (the default)
-  without ``hw:numa_nodes`` means no topology: every host passes.
+* ``hw:cpu_policy`` = ``dedicated`` (or ``mixed``), or ``hw:mem_page_size``:
+  without ``hw:numa_nodes`` the guest has one cell. ``dedicated`` pins
+  every vCPU to a host CPU, ``mixed`` those of ``hw:cpu_dedicated_mask``;
+  ``hw:cpu_thread_policy`` says how pinned vCPUs use SMT threads
+  (``scheduler.cpu_policy``). Neither: no topology, every host passes.
 
-Host topology: the tracker's ``numa_topology`` attribute, JSON text::
+A host passes when each guest cell fits a distinct host cell
+(``numa_cells.fits``: memory or huge pages, shared vCPUs within the
+allocation ratio, pinned vCPUs on free dedicated CPUs) and, for a flavor
+with PCI devices, the devices can be found with each alias's NUMA
+affinity policy on the cells chosen (``pci.can_satisfy``). The ratios are
+the host's VCPU and MEMORY_MB inventory ratios. A host without a readable
+topology fails a guest that has one. Bad extra specs raise
+``InvalidField`` naming the spec.
 
-    {"cells": [{"id": 0, "cpus": [0, 1, 2, 3], "memory_mb": 16384,
-                "pinned_cpus": [0], "cpu_usage": 2,
-                "memory_used_mb": 4096}, ...]}
-
-``cpus`` are the host CPUs of the cell; ``pinned_cpus`` those already
-pinned to dedicated guests; ``cpu_usage`` the vCPUs of shared guests
-running on the cell; ``memory_used_mb`` the memory guests use. The last
-three default to none/0.
-
-A host passes when each guest cell fits a distinct host cell: memory
-``memory_used_mb + mem <= memory_mb * ram_allocation_ratio``; dedicated
-CPUs ``cpus <= len(cpus - pinned_cpus)``; shared CPUs ``cpus <= len(cpus)``
-and ``cpu_usage + cpus <= len(cpus) * cpu_allocation_ratio``. The ratios
-are the host's VCPU and MEMORY_MB inventory ratios. A host without a
-readable topology fails a guest that has one. Bad extra specs raise
-``InvalidField`` naming the spec. Image properties (``hw_numa_nodes``...)
-are not read.
+What is decided here, on the host view, is the cell each guest cell goes
+to, huge pages per cell and PCI NUMA affinity; the claim re-checks the
+host-wide amounts (VCPU, PCPU, MEMORY_MB) atomically, not the cells.
 """
 
-import collections
-import json
-
+from scheduler import cpu_policy
 from scheduler import exception
+from scheduler import pci
 from scheduler import resource_classes as rcs
 from scheduler.filters import base
-
-GuestCell = collections.namedtuple('GuestCell', 'cpus memory_mb')
-HostCell = collections.namedtuple(
-    'HostCell', 'cpus free_pcpus cpu_usage memory_mb memory_used_mb')
+from scheduler.filters import numa_cells
 
 
 def _invalid(key, reason):
@@ -50,16 +42,11 @@ def _invalid(key, reason):
 
 def _cpu_set(key, text):
     """'0-3,^2,6' -> {0, 1, 3, 6}."""
-    wanted, excluded = set(), set()
-    try:
-        for part in (p.strip() for p in text.split(',')):
-            target = excluded if part.startswith('^') else wanted
-            low, _, high = part.lstrip('^').partition('-')
-            target.update(range(int(low), int(high or low) + 1))
-    except ValueError:
+    cpus = cpu_policy.cpu_set('flavor.extra_specs.%s' % key, text)
+    if isinstance(cpus, tuple):
         raise _invalid(key, 'expected a CPU set like "0-3,^2,6", got %r'
                        % text)
-    return wanted - excluded
+    return cpus
 
 
 def _positive_int(key, text):
@@ -86,99 +73,102 @@ def _explicit_cells(specs, nodes, vcpus, memory_mb):
             raise _invalid(cpus_key, 'CPU sets must cover vCPUs 0..%d '
                            'exactly once' % (vcpus - 1))
         seen |= cpus
-        cells.append(GuestCell(len(cpus),
-                               _positive_int(mem_key, specs[mem_key])))
+        cells.append((cpus, _positive_int(mem_key, specs[mem_key])))
     if len(seen) != vcpus:
         raise _invalid('hw:numa_cpus.0', 'CPU sets cover %d of %d vCPUs'
                        % (len(seen), vcpus))
-    if sum(c.memory_mb for c in cells) != memory_mb:
+    if sum(mem for _, mem in cells) != memory_mb:
         raise _invalid('hw:numa_mem.0', 'cell memory adds up to %d, the '
                        'flavor has %d MiB' % (
-                           sum(c.memory_mb for c in cells), memory_mb))
+                           sum(mem for _, mem in cells), memory_mb))
     return cells
 
 
-def guest_topology(flavor):
-    """(dedicated, [GuestCell]) of ``flavor``, or None without topology."""
-    specs = flavor.get('extra_specs') or {}
-    policy = specs.get('hw:cpu_policy', 'shared')
-    if policy not in ('shared', 'dedicated'):
-        raise _invalid('hw:cpu_policy', 'expected shared or dedicated, '
-                       'got %r' % policy)
-    dedicated = policy == 'dedicated'
-    if 'hw:numa_nodes' in specs:
-        nodes = _positive_int('hw:numa_nodes', specs['hw:numa_nodes'])
-    elif dedicated:
-        nodes = 1
-    else:
-        return None
-    vcpus, memory_mb = flavor.vcpus, flavor.memory_mb
-    if nodes > vcpus:
-        raise _invalid('hw:numa_nodes', '%d cells for %d vCPUs' %
-                       (nodes, vcpus))
+def _node_count(spec, cpus):
+    field, nodes = cpu_policy.setting(spec, 'numa_nodes')
+    if nodes is not None:
+        return _positive_int(field.rsplit('.', 1)[-1], nodes)
+    if cpus.policy != 'shared' or cpus.page_size is not None:
+        return 1
+    return None
+
+
+def _split(specs, nodes, vcpus, memory_mb):
+    """[(vCPU indexes, MiB)] per guest cell."""
     if any(k.startswith(('hw:numa_cpus.', 'hw:numa_mem.')) for k in specs):
-        return dedicated, _explicit_cells(specs, nodes, vcpus, memory_mb)
+        return _explicit_cells(specs, nodes, vcpus, memory_mb)
     if vcpus % nodes or memory_mb % nodes:
         raise _invalid('hw:numa_nodes', '%d vCPUs and %d MiB do not split '
                        'evenly into %d cells' % (vcpus, memory_mb, nodes))
-    return dedicated, [GuestCell(vcpus // nodes, memory_mb // nodes)] * nodes
+    per_cell = vcpus // nodes
+    return [(set(range(i * per_cell, (i + 1) * per_cell)),
+             memory_mb // nodes) for i in range(nodes)]
 
 
-def host_cells(attributes):
-    """[HostCell] from the ``numa_topology`` attribute, or None."""
-    try:
-        topology = json.loads(attributes.get('numa_topology') or 'null')
-        cells = []
-        for cell in topology['cells']:
-            cpus = set(cell['cpus'])
-            cells.append(HostCell(
-                len(cpus), len(cpus - set(cell.get('pinned_cpus') or ())),
-                float(cell.get('cpu_usage') or 0), float(cell['memory_mb']),
-                float(cell.get('memory_used_mb') or 0)))
-        return cells or None
-    except (TypeError, ValueError, KeyError):
+def guest_topology(spec):
+    """[numa_cells.GuestCell] of RequestSpec ``spec``, or None."""
+    cpus = cpu_policy.guest_cpus(spec)
+    nodes = _node_count(spec, cpus)
+    if nodes is None:
         return None
+    flavor = spec.flavor
+    if nodes > flavor.vcpus:
+        raise _invalid('hw:numa_nodes', '%d cells for %d vCPUs' %
+                       (nodes, flavor.vcpus))
+    cells = _split(flavor.get('extra_specs') or {}, nodes, flavor.vcpus,
+                   flavor.memory_mb)
+    return [numa_cells.GuestCell(
+        frozenset(vcpus - cpus.dedicated), frozenset(vcpus & cpus.dedicated),
+        memory_mb, cpus.thread_policy, cpus.page_size)
+        for vcpus, memory_mb in cells]
 
 
-def _assign(guest, cells, fits, used=frozenset()):
-    """True if guest cells fit distinct host cells (backtracking)."""
+def _assign(guest, cells, fits, done, used=()):
+    """True if guest cells fit distinct host cells (backtracking) and
+    ``done(chosen host cells)`` accepts the assignment."""
     if not guest:
-        return True
-    for i, cell in enumerate(cells):
-        if i not in used and fits(guest[0], cell) and \
-                _assign(guest[1:], cells, fits, used | {i}):
+        return done(used)
+    for cell in cells:
+        if cell not in used and fits(guest[0], cell) and \
+                _assign(guest[1:], cells, fits, done, used + (cell,)):
             return True
     return False
 
 
 class NUMATopologyFilter(base.BaseFilter):
 
+    def __init__(self, conf):
+        super().__init__(conf)
+        self.aliases = pci.parse_aliases(conf.pci.alias)
+
     @staticmethod
     def _guest(request):
-        return request.derived(
-            'numa_topology.guest',
-            lambda: guest_topology(request.spec.flavor))
+        return request.derived('numa_topology.guest',
+                               lambda: guest_topology(request.spec))
 
     def applies_to(self, request):
         return self._guest(request) is not None
 
     def host_passes(self, host, request):
-        dedicated, guest = self._guest(request)
-        cells = host_cells(host.attributes)
+        guest = self._guest(request)
+        cells = numa_cells.host_cells(host.attributes)
         if cells is None:
             return False
-        cpu_ratio = host.allocation_ratio(rcs.VCPU) or 1.0
-        ram_ratio = host.allocation_ratio(rcs.MEMORY_MB) or 1.0
+        limits = numa_cells.Limits(host.allocation_ratio(rcs.VCPU) or 1.0,
+                                   host.allocation_ratio(rcs.MEMORY_MB)
+                                   or 1.0)
+        pci_requests = pci.requests_of(request, self.aliases)
+        pools = pci.host_pools(host.attributes) if pci_requests else ()
+        sockets = {cell.id: cell.socket for cell in cells}
 
-        def fits(want, cell):
-            if cell.memory_used_mb + want.memory_mb > \
-                    cell.memory_mb * ram_ratio:
-                return False
-            if dedicated:
-                return want.cpus <= cell.free_pcpus
-            return (want.cpus <= cell.cpus and
-                    cell.cpu_usage + want.cpus <= cell.cpus * cpu_ratio)
+        def devices_near(chosen):
+            return not pci_requests or pci.can_satisfy(
+                pools, pci_requests, ({c.id for c in chosen}, sockets))
 
-        biggest_first = sorted(guest, key=lambda c: (c.cpus, c.memory_mb),
-                               reverse=True)
-        return _assign(biggest_first, cells, fits)
+        biggest_first = sorted(
+            guest, key=lambda c: (len(c.shared) + len(c.dedicated),
+                                  c.memory_mb), reverse=True)
+        return _assign(biggest_first, cells,
+                       lambda want, cell: numa_cells.fits(want, cell,
+                                                          limits),
+                       devices_near)

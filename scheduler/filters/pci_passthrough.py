@@ -5,7 +5,9 @@ requests devices by the aliases of ``[pci] alias``. A host passes when
 its ``pci_device_pools`` hold, at the same time, enough devices matching
 each alias (vendor, product, device type and any other tag; see
 ``scheduler.pci``). Flavors without the extra spec pass everywhere; an
-unknown alias raises ``InvalidField`` for the request.
+unknown alias raises ``InvalidField`` for the request. NUMA affinity is
+not checked here: as in nova, it only applies to guests with a NUMA
+topology, and NUMATopologyFilter checks it with the cells it picks.
 """
 
 from scheduler import pci
@@ -19,9 +21,7 @@ class PciPassthroughFilter(base.BaseFilter):
         self.aliases = pci.parse_aliases(conf.pci.alias)
 
     def _requests(self, request):
-        return request.derived(
-            'pci.requests', lambda: pci.parse_requests(
-                request.spec.flavor.get('extra_specs'), self.aliases))
+        return pci.requests_of(request, self.aliases)
 
     def applies_to(self, request):
         return bool(self._requests(request))

@@ -3,8 +3,11 @@
 Hard policies of the request's server group: affinity keeps only the host
 the group already uses (any host if it has no member yet); anti-affinity
 removes hosts that already run ``max_server_per_host`` members (rule of the
-group, default 1). The same policies are enforced again when the claim is
-written, so concurrent workers cannot break them.
+group, default 1). A host's members are counted as nova counts them, the
+group's members among the instances its tracker reports, or the members
+this scheduler's claims placed there if more (``driver.server_groups``).
+The same policies are enforced again when the claim is written, so
+concurrent workers cannot break them.
 """
 
 import numpy as np

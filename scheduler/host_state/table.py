@@ -171,7 +171,8 @@ class HostTable:
         self.attributes[row] = attributes or {}
         self.failed_builds[row] = provider.get('failed_builds') or 0
         for name, (column, default) in self._attribute_columns.items():
-            column[row] = _number(self.attributes[row].get(name), default)
+            column[row] = _number(_lookup(self.attributes[row], name),
+                                  default)
         inventories = provider.get('inventories', {})
         for rc in inventories:
             if rc not in self.resources:
@@ -261,7 +262,8 @@ class HostTable:
 
     def column(self, name, default=0.0):
         """Numeric tracker attribute ``name`` (e.g. ``running_vms``,
-        ``current_workload``, ``hypervisor_version``) as a float column of
+        ``current_workload``, ``hypervisor_version``; ``stats.<key>`` for
+        a key of the tracker's stats) as a float column of
         length ``size``. Built from the rows once, then kept up to date in
         place by ``apply``; values that are missing or not numbers read as
         ``default``.
@@ -270,9 +272,19 @@ class HostTable:
         if cached is None:
             column = np.full(self._allocated, default, dtype=np.float64)
             for row, attributes in enumerate(self.attributes):
-                column[row] = _number(attributes.get(name), default)
+                column[row] = _number(_lookup(attributes, name), default)
             cached = self._attribute_columns[name] = (column, default)
         return cached[0][:self.size]
+
+
+def _lookup(attributes, name):
+    # 'stats.io_workload' names a key of the stats dict (nova's HostState
+    # reads several of its values from there)
+    head, _, key = name.partition('.')
+    value = attributes.get(head)
+    if key:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def _number(value, default):
@@ -292,6 +304,10 @@ class HostView:
     def __init__(self, table, row):
         self._table = table
         self.row = row
+
+    @property
+    def table(self):
+        return self._table
 
     @property
     def host(self):

@@ -4,12 +4,19 @@
 ``update_resource_stats`` dict (keys are nova's compute_nodes columns).
 ``*_used`` amounts are what instances use on the host, not counting the
 ``reserved_host_*`` amounts the host keeps for itself.
+
+A nova ComputeNode, as nova's resource tracker reports it (plain fields or
+its wire form), is accepted too: ``supported_hv_specs``, PCI device pool
+objects and nova's NUMA topology JSON are read into the fields above, and
+the fields the scheduler does not use (``id``, ``service_id``,
+``mapped``...) are dropped with a debug line (``nova_compat``).
 """
 
 from oslo_versionedobjects import fields
 
 from scheduler import exception
 from scheduler.objects import base
+from scheduler.objects import nova_compat
 
 # Fields the tracker may not set: they identify the record.
 _IDENTITY = ('host', 'hypervisor_hostname')
@@ -83,6 +90,7 @@ class ComputeNode(base.SchedulerObject):
                       | {f for f in stats.fields if stats.obj_attr_is_set(f)}
                       if k not in _IDENTITY}
         elif isinstance(stats, dict):
+            stats = nova_compat.compute_node_stats(stats)
             values = {k: v for k, v in stats.items() if k not in _IDENTITY}
             if 'host' in stats and stats['host'] != host:
                 raise exception.InvalidField(

@@ -5,13 +5,21 @@ legacy nova-style dict pair so that old callers keep working. Unknown keys
 and ill-typed values raise ``scheduler.exception.InvalidField`` (a
 ``ValueError``) naming the offending field, e.g.
 ``request_spec.instance_type.vcpus``.
+
+What nova 34 puts in the legacy dicts is accepted in every form it sends
+it (plain dicts, or its wire form of objects such as the flavor); fields
+the scheduler does not use are dropped with a debug line
+(``scheduler.objects.nova_compat``). ``RequestSpec.from_nova(primitive)``
+reads a whole nova RequestSpec.
 """
 
 from oslo_utils import uuidutils
+from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
 from scheduler import exception
 from scheduler.objects import base
+from scheduler.objects import nova_compat
 
 REGISTRY = base.SchedulerObjectRegistry
 
@@ -129,7 +137,8 @@ class RequestSpec(base.SchedulerObject):
     """Everything the scheduler needs to place ``num_instances`` instances."""
 
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: Added is_bfv (boot from volume: no root disk to place)
+    VERSION = '1.1'
 
     fields = {
         'num_instances': fields.IntegerField(default=1),
@@ -148,15 +157,41 @@ class RequestSpec(base.SchedulerObject):
         'user_id': fields.StringField(nullable=True),
         'instance_uuids': fields.ListOfStringsField(nullable=True),
         'retry': fields.ObjectField('SchedulerRetries', nullable=True),
+        'is_bfv': fields.BooleanField(default=False),
     }
+
+    # every version of RequestSpec so far carries 1.0 of its sub-objects
+    obj_relationships = {
+        name: [('1.0', '1.0')] for name in (
+            'flavor', 'image', 'instance_group', 'requested_destination',
+            'retry')}
 
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
+        version = versionutils.convert_version_to_tuple(target_version)
+        if version < (1, 1):
+            primitive.pop('is_bfv', None)
 
     @classmethod
     def from_primitives(cls, request_spec, filter_properties=None):
         """Build a RequestSpec from the legacy (dict, dict) pair."""
         return _LegacyTranslator(request_spec, filter_properties).build()
+
+    @classmethod
+    def from_nova(cls, primitive, path='spec_obj'):
+        """Build a RequestSpec from a nova RequestSpec primitive (its wire
+        form, as a caller that speaks nova's RPC sends it)."""
+        values = nova_compat.request_spec_fields(primitive, path)
+        for name, sub_cls in (('flavor', Flavor), ('image', ImageMeta),
+                              ('instance_group', InstanceGroup),
+                              ('requested_destination', Destination),
+                              ('retry', SchedulerRetries)):
+            values[name] = _sub_object(sub_cls, values.get(name),
+                                       '%s.%s' % (path, name))
+        # nova leaves some fields None that have defaults here
+        values = {k: v for k, v in values.items() if v is not None
+                  or k not in cls.fields or cls.fields[k].nullable}
+        return cls().obj_set_from_dict(values, path).obj_complete(path)
 
 
 class _LegacyTranslator:
@@ -182,9 +217,11 @@ class _LegacyTranslator:
                     'force_hosts', 'force_nodes', 'ignore_hosts',
                     'instance_type', 'requested_destination', 'project_id',
                     'user_id', 'availability_zone'}
+    # group_updated: nova's marker that the group_* keys are present
     _IGNORED_FILTER_KEYS = {'limits', 'config_options', 'context',
                             'request_spec', 'pci_requests', 'os_type',
-                            'instance_properties', 'security_groups'}
+                            'instance_properties', 'security_groups',
+                            'group_updated'}
 
     def __init__(self, request_spec, filter_properties):
         self.spec = self._dict(request_spec, 'request_spec')
@@ -234,7 +271,9 @@ class _LegacyTranslator:
             'force_hosts': self.props.get('force_hosts'),
             'force_nodes': self.props.get('force_nodes'),
             'requested_destination': _sub_object(
-                Destination, self.props.get('requested_destination'),
+                Destination, nova_compat.destination(
+                    self.props.get('requested_destination'),
+                    'filter_properties.requested_destination'),
                 'filter_properties.requested_destination'),
             'instance_uuids': self._instance_uuids(instance),
             'retry': _sub_object(SchedulerRetries, self.props.get('retry'),
@@ -253,6 +292,7 @@ class _LegacyTranslator:
         flavor = self.spec.get('instance_type',
                                self.props.get('instance_type'))
         path = 'request_spec.instance_type'
+        flavor = nova_compat.flavor(flavor, path)
         if flavor is None:
             # Very old callers only sent the sizes on the instance.
             flavor = {k: instance[k] for k in
@@ -268,15 +308,9 @@ class _LegacyTranslator:
 
     def _image(self):
         image = self.spec.get('image')
-        if isinstance(image, dict):
-            image = {k: v for k, v in image.items()
-                     if k in ImageMeta.fields}
-            props = image.get('properties')
-            if isinstance(props, dict):
-                image['properties'] = {
-                    k: None if v is None else str(v)
-                    for k, v in props.items()}
-        return image
+        if not image:
+            return None  # nova sends {} when there is no image
+        return nova_compat.image(image, 'request_spec.image')
 
     def _hints(self):
         hints = self._dict(self.props.get('scheduler_hints') or {},

@@ -3,7 +3,8 @@
 The multiplier comes from ``[filter_scheduler] <multiplier_option>``; an
 aggregate whose metadata sets the same key (e.g.
 ``ram_weight_multiplier=-1.0``) overrides it for its hosts (the smallest
-value wins when several aggregates of a host set it).
+value wins when several aggregates of a host set it; as in nova, if one
+of them is not a number the configured multiplier applies).
 """
 
 import math
@@ -34,16 +35,20 @@ class BaseWeigher:
         values = np.full(len(rows), self.multiplier, dtype=np.float64)
         if not self.multiplier_option:
             return values
-        overrides = {}
+        found = {}
         for agg in table.aggregates.with_metadata(self.multiplier_option):
-            try:
-                value = float(agg['metadata'][self.multiplier_option])
-            except ValueError:
-                continue  # bad metadata must not break scheduling
-            if not math.isfinite(value):
-                continue  # nan or inf would poison every sum
             for host in agg['hosts']:
-                overrides[host] = min(value, overrides.get(host, value))
+                found.setdefault(host, set()).add(
+                    agg['metadata'][self.multiplier_option])
+        overrides = {}
+        for host, texts in found.items():
+            try:
+                value = min(float(t) for t in texts)
+            except ValueError:
+                continue  # as nova: one bad value, the configured one
+            if math.isfinite(value):
+                # nan or inf would poison every sum
+                overrides[host] = value
         if overrides:
             for index, row in enumerate(rows):
                 value = overrides.get(table.hosts[row])

@@ -4,7 +4,7 @@ Hosts with fewer free PCI devices (summed over the tracker's
 ``pci_device_pools``) weigh more, whatever the request: requests without
 PCI devices stay off PCI hosts, and PCI requests (already filtered to
 hosts that can take them) stack on the hosts with the fewest, keeping
-large pools whole for large requests. Counts above 100 weigh like 100, so
+large pools whole for large requests. Counts of 99 or more weigh alike, so
 a shortage is what matters, not the difference between plentiful hosts.
 Multiplier: ``[filter_scheduler] pci_weight_multiplier`` (1.0, positive).
 """
@@ -14,7 +14,8 @@ import numpy as np
 from scheduler import pci
 from scheduler.weighers import base
 
-_PLENTY = 100
+# as nova: 99 free devices or more weigh alike
+_PLENTY = 99
 
 
 class PCIWeigher(base.BaseWeigher):

@@ -1,30 +1,35 @@
-"""RAMWeigher, CPUWeigher, DiskWeigher: weigh by free amount.
+"""RAMWeigher, CPUWeigher, DiskWeigher: weigh by free amount, as nova does.
+
+The amounts are nova's HostState numbers (``scheduler.filters.host_values``):
+RAMWeigher weighs the physical ``free_ram_mb`` the tracker reports,
+DiskWeigher ``min(free_disk_gb, disk_available_least)``, neither scaled by
+allocation ratios; CPUWeigher weighs ``vcpus * cpu_allocation_ratio -
+vcpus_used``. Claims held beyond the reported usage are subtracted.
 
 With a positive multiplier the emptiest hosts win (spread); with a negative
-one the fullest hosts that still fit win (pack).
+one the fullest hosts win (pack).
 """
 
-from scheduler import resource_classes as rcs
+from scheduler.filters import host_values
 from scheduler.weighers import base
 
 
-class _FreeResourceWeigher(base.BaseWeigher):
-    resource_class = None
-
-    def weigh_all(self, table, rows, request):
-        return table.free(self.resource_class, rows).astype(float)
-
-
-class RAMWeigher(_FreeResourceWeigher):
-    resource_class = rcs.MEMORY_MB
+class RAMWeigher(base.BaseWeigher):
     multiplier_option = 'ram_weight_multiplier'
 
+    def weigh_all(self, table, rows, request):
+        return host_values.free_ram_mb(table, rows)
 
-class CPUWeigher(_FreeResourceWeigher):
-    resource_class = rcs.VCPU
+
+class CPUWeigher(base.BaseWeigher):
     multiplier_option = 'cpu_weight_multiplier'
 
+    def weigh_all(self, table, rows, request):
+        return host_values.vcpus_free(table, rows)
 
-class DiskWeigher(_FreeResourceWeigher):
-    resource_class = rcs.DISK_GB
+
+class DiskWeigher(base.BaseWeigher):
     multiplier_option = 'disk_weight_multiplier'
+
+    def weigh_all(self, table, rows, request):
+        return host_values.free_disk_mb(table, rows)

@@ -21,8 +21,8 @@ def test_default_pipelines_load_in_order(conf):
         conf.filter_scheduler.enabled_filters)
     assert [w.name for w in weighers] == list(
         conf.filter_scheduler.enabled_weighers)
-    assert all(isinstance(w, resources._FreeResourceWeigher)
-               for w in weighers[:2])
+    assert [type(w) for w in weighers][:2] == [resources.RAMWeigher,
+                                               resources.CPUWeigher]
 
 
 def test_configured_order_is_kept(conf):

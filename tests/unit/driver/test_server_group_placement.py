@@ -270,3 +270,37 @@ def test_hard_policy_holds_without_the_group_filters(conf, db, policy):
             _select(driver, C[3:4], _group(policy))
         assert 'server group %s (anti-affinity) rules out the 3 ' \
             'host(s) that fit' % GROUP in info.value.reason
+
+
+# nova counts, per host, the group's members among the host's instances
+MEMBERS_CASES = [
+    # (members reported on h1, on h2, max_server_per_host, hosts allowed)
+    (2, 1, '2', ['h2', 'h3']),
+    (1, 1, '2', ['h1', 'h2', 'h3']),
+    (3, 0, '3', ['h2', 'h3']),
+    (0, 0, '1', ['h1', 'h2', 'h3']),
+]
+
+
+@pytest.mark.parametrize('on_h1, on_h2, limit, allowed', MEMBERS_CASES)
+def test_anti_affinity_counts_members_trackers_report(
+        db, driver, on_h1, on_h2, limit, allowed):
+    _hosts(db, 'h1', 'h2', 'h3')
+    members = []
+    for host, count, offset in (('h1', on_h1, 0), ('h2', on_h2, 4)):
+        uuids = C[offset:offset + count]
+        members += uuids
+        db_instances.save_instances(db, host, [
+            objects.InstanceInfo(uuid=u) for u in uuids])
+    group = _group('anti-affinity', uuid=None, max_server_per_host=limit)
+    # the caller lists each member host once, as nova's group.hosts does
+    group.members = members
+    group.hosts = sorted({h for h, n in (('h1', on_h1), ('h2', on_h2))
+                          if n})
+    placed = set()
+    for consumer in C[8:12]:
+        try:
+            placed |= set(_select(driver, [consumer], group))
+        except exception.NoValidHost:
+            break
+    assert sorted(placed) == allowed

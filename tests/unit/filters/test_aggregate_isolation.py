@@ -188,6 +188,12 @@ SPECS_CASES = [
     ('host without the key fails', {'tier': '<in> o'}, ['h1', 'h3']),
     ('host in no aggregate fails a requirement', {'ssd': 's!= x'},
      ['h1', 'h2']),
+    # nova checks a scoped and an unscoped spec on one key separately
+    ('scoped and unscoped spec on one key: both hold',
+     {'aggregate_instance_extra_specs:cpus': '>= 10', 'cpus': '<= 12'}, []),
+    ('scoped and unscoped spec on one key: both hold, some host',
+     {'aggregate_instance_extra_specs:cpus': '>= 10', 'cpus': '<= 16'},
+     ['h1']),
 ]
 
 

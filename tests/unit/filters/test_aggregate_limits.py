@@ -1,5 +1,6 @@
 """AggregateIoOpsFilter and AggregateNumInstancesFilter: the limit comes
-from the host aggregates' metadata (smallest wins, bad values ignored),
+from the host aggregates' metadata (smallest wins; one bad value, the
+option),
 else from the ``[filter_scheduler]`` option of the same name."""
 
 import pytest
@@ -30,8 +31,10 @@ CASES = [
     ('bad metadata is ignored', 6,
      [(['h1'], 'lots'), (['h2'], ''), (['h3'], 'nan')],
      ['h1', 'h2', 'h3', 'h4']),
-    ('bad metadata does not hide a good one', 5,
-     [(['h1'], 'lots'), (['h1'], '8')], ['h1']),
+    # nova: one value that is not an integer, the option for that host
+    ('bad metadata among good ones means the option', 5,
+     [(['h1'], 'lots'), (['h1'], '8'), (['h2'], '8')], ['h2']),
+    ('a fraction is not an integer', 5, [(['h1'], '8.5')], []),
 ]
 
 

@@ -105,7 +105,7 @@ def test_shared_cpus_honour_the_allocation_ratio(conf, ratio, cpu_usage,
 
 
 ERRORS = [
-    ('bad policy', 4, 4096, {'hw:cpu_policy': 'mixed'}, 'hw:cpu_policy'),
+    ('bad policy', 4, 4096, {'hw:cpu_policy': 'exclusive'}, 'hw:cpu_policy'),
     ('bad node count', 4, 4096, {'hw:numa_nodes': 'two'}, 'hw:numa_nodes'),
     ('more cells than vCPUs', 2, 4096, {'hw:numa_nodes': '3'},
      'hw:numa_nodes'),
@@ -134,7 +134,9 @@ ERRORS = [
 def test_bad_extra_specs_name_the_key(conf, vcpus, memory_mb, extra_specs,
                                       key):
     plugin = numa_topology.NUMATopologyFilter(conf)
-    request = hosts.request(extra_specs, vcpus=vcpus, memory_mb=memory_mb)
     with pytest.raises(exception.InvalidField) as caught:
+        # the CPU policy already fails when the request is read
+        request = hosts.request(extra_specs, vcpus=vcpus,
+                                memory_mb=memory_mb)
         hosts.passing(plugin, HOSTS, request)
     assert caught.value.kwargs['field'] == 'flavor.extra_specs.' + key

@@ -106,3 +106,43 @@ def test_bad_alias_fails_at_start_up(conf, alias):
                       'filter_scheduler')
     with pytest.raises(exception.PluginLoadError, match=r'\[pci\] alias'):
         plugins.load_filters(conf)
+
+
+# nova hands PFs, vDPA and remote-managed devices only to requests that ask
+# for them by name
+RESERVED_ALIASES = ALIASES + [
+    json.dumps({'name': 'nic', 'vendor_id': '8086', 'product_id': '1572'}),
+    json.dumps({'name': 'pf', 'vendor_id': '8086', 'product_id': '1572',
+                'device_type': 'type-PF'}),
+    json.dumps({'name': 'vdpa', 'vendor_id': '15b3', 'product_id': '101e',
+                'device_type': 'type-VDPA'}),
+    json.dumps({'name': 'mlx-any', 'vendor_id': '15b3',
+                'product_id': '101e'}),
+]
+RESERVED_HOSTS = hosts.table(
+    dict(host='pf', pci_device_pools=[
+        _pool('8086', '1572', 2, dev_type='type-PF')]),
+    dict(host='pci', pci_device_pools=[
+        _pool('8086', '1572', 2, dev_type='type-PCI')]),
+    dict(host='vdpa', pci_device_pools=[
+        _pool('15b3', '101e', 2, dev_type='type-VDPA')]),
+    dict(host='smartnic', pci_device_pools=[
+        _pool('15b3', '101e', 2, dev_type='type-VF',
+              remote_managed='true')]),
+)
+RESERVED_CASES = [
+    ('vendor/product alone never gets a PF', 'nic:1', ['pci']),
+    ('asking for type-PF gets it', 'pf:1', ['pf']),
+    ('vDPA only when asked for', 'vdpa:1', ['vdpa']),
+    ('neither vDPA nor remote-managed by vendor alone', 'mlx-any:1', []),
+]
+
+
+@pytest.mark.parametrize('alias, expected',
+                         [c[1:] for c in RESERVED_CASES],
+                         ids=[c[0] for c in RESERVED_CASES])
+def test_devices_given_only_when_asked_for(conf, alias, expected):
+    conf.set_override('alias', RESERVED_ALIASES, 'pci')
+    plugin = pci_passthrough.PciPassthroughFilter(conf)
+    request = hosts.request({'pci_passthrough:alias': alias})
+    assert hosts.passing(plugin, RESERVED_HOSTS, request) == expected

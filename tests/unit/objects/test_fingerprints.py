@@ -19,7 +19,7 @@ object_data = {
     'ImageMeta': '1.0-91389f24496ac204858cd34110521f7c',
     'InstanceGroup': '1.0-ba9bb8ae6515894654d177d23a5eb73c',
     'InstanceInfo': '1.0-0eb98bc7675af4b1596de302cc8aa847',
-    'RequestSpec': '1.0-2ee9bbb1383780c00360a55d33ae2f6f',
+    'RequestSpec': '1.1-d38d811a52f12d89f0edd6fa6f857bb5',
     'SchedulerRetries': '1.0-42b6d1f650df5058c2b105e630022b56',
     'SelectDestinationsPayload': '1.0-7c52d6bbaa683253b656ce61bb45e2c2',
     'Selection': '1.0-26bf3a8d417d8a776d6932ec93d64edf',

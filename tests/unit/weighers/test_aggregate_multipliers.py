@@ -27,9 +27,11 @@ CASES = [
     ('bad values are ignored',
      [(['h1'], {OPTION: 'heavy'}), (['h2'], {OPTION: ''}),
       (['h3'], {OPTION: 'nan'}), (['h4'], {OPTION: '-inf'})], [2.0] * 4),
-    ('a bad value does not hide a good one',
-     [(['h1'], {OPTION: 'heavy'}), (['h1'], {OPTION: '4'})],
-     [4.0, 2.0, 2.0, 2.0]),
+    # nova: one value that is not a number, the configured multiplier
+    ('a bad value among good ones means the option',
+     [(['h1'], {OPTION: 'heavy'}), (['h1'], {OPTION: '4'}),
+      (['h2'], {OPTION: '3'}), (['h2'], {OPTION: '5'})],
+     [2.0, 3.0, 2.0, 2.0]),
 ]
 
 
