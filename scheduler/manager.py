@@ -19,6 +19,7 @@ from scheduler.objects import nova_compat
 from scheduler import plugins
 from scheduler import reports
 from scheduler import resource_classes as rcs
+from scheduler import resource_groups
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
 from scheduler.db import instances as db_instances
@@ -106,10 +107,14 @@ class SchedulerManager:
                 field='spec_obj', reason='expected a RequestSpec object, '
                 'got %s' % type(spec_obj).__name__)
         if not spec_obj.obj_attr_is_set('flavor'):
-            raise exception.InvalidField(field='spec_obj.flavor',
-                                         reason='missing')
+            if not spec_obj.get('resource_groups'):
+                raise exception.InvalidField(field='spec_obj.flavor',
+                                             reason='missing')
+            # resource groups alone (a volume, a port): no instance size
+            spec_obj.flavor = objects.Flavor(vcpus=0, memory_mb=0)
         # callers may leave fields unset (num_instances, extra_specs ...)
         spec_obj.obj_complete('spec_obj')
+        resource_groups.validate(spec_obj)
         uuids = _check_uuid_list(instance_uuids, 'instance_uuids')
         if not isinstance(return_alternates, bool):
             raise exception.InvalidField(

@@ -20,6 +20,7 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from scheduler import generic_reports
 from scheduler import resource_classes as rcs
 from scheduler.db import api as db_api
 from scheduler.db import changes
@@ -30,9 +31,11 @@ P = models.providers
 INV = models.inventories
 
 # ComputeNode fields stored in their own columns or as inventories; the
-# rest go to the JSON ``attributes`` column.
+# rest (traits and locality of a generic report too) go to the JSON
+# ``attributes`` column.
 _COLUMN_FIELDS = {'uuid', 'host', 'hypervisor_hostname', 'disabled',
-                  'availability_zone', 'updated_at'}
+                  'availability_zone', 'updated_at', 'kind', 'inventories',
+                  'used'}
 
 
 def _naive_utc(value):
@@ -47,7 +50,8 @@ def inventories_from_node(node, defaults):
     """Inventory rows (per resource class) described by a ComputeNode.
 
     ``defaults`` maps resource class to the allocation ratio used when the
-    node reports none (or 0.0).
+    node reports none (or 0.0). A generic report's ``inventories`` add to
+    (and override) these (``scheduler.generic_reports``).
     """
     def ratio(field, rc):
         value = node.get(field)
@@ -77,7 +81,7 @@ def inventories_from_node(node, defaults):
             'capacity': ratios.capacity(total, reserved, alloc_ratio),
             'reported_used': used,
         }
-    return rows
+    return generic_reports.inventory_rows(node, rows)
 
 
 def _attributes(node):
@@ -181,8 +185,9 @@ def _same(row, stored_inventories, node, ratio_defaults):
     """Does the report repeat what is stored (all that plugins read)?"""
     failed = _failed_builds(node).get('failed_builds', row.failed_builds)
     if ((bool(node.disabled), node.get('availability_zone'), failed,
-         _attributes(node)) != (bool(row.disabled), row.availability_zone,
-                                row.failed_builds, row.attributes)):
+         _attributes(node), _kind(node)) != (
+             bool(row.disabled), row.availability_zone, row.failed_builds,
+             row.attributes, row.kind)):
         return False
     wanted = inventories_from_node(node, ratio_defaults)
     if set(wanted) != set(stored_inventories):
@@ -210,11 +215,12 @@ def _record(session, node, reported_at, ratio_defaults, now):
         'availability_zone': node.get('availability_zone'),
         'reported_at': reported_at,
         'attributes': _attributes(node),
+        'kind': _kind(node),
     }
     if row is None:
         provider_id = session.execute(sa.insert(P).values(
             uuid=node.get('uuid') or uuidutils.generate_uuid(),
-            host=node.host, nodename=node.nodename, kind='compute',
+            host=node.host, nodename=node.nodename,
             generation=0, change_seq=0, created_at=now,
             **values)).inserted_primary_key[0]
     elif row.reported_at is not None and reported_at <= row.reported_at:
@@ -228,6 +234,10 @@ def _record(session, node, reported_at, ratio_defaults, now):
         session, [node.host]).get(node.host, {}))
     _write_inventories(session, provider_id, inventories, new=row is None)
     return provider_id
+
+
+def _kind(node):
+    return node.get('kind') or 'compute'
 
 
 def _failed_builds(node):
@@ -274,7 +284,7 @@ def load_changes(db, since=None, provider_ids=None, until=None):
     query = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
                       P.c.generation, P.c.change_seq, P.c.disabled,
                       P.c.availability_zone, P.c.reported_at,
-                      P.c.attributes, P.c.failed_builds)
+                      P.c.attributes, P.c.failed_builds, P.c.kind)
     if provider_ids is not None:
         query = query.where(P.c.id.in_(list(provider_ids)))
     elif since is not None:

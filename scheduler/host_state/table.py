@@ -19,6 +19,8 @@ from scheduler import fit
 from scheduler import resource_classes as rcs
 from scheduler.host_state.aggregates import AggregateIndex
 from scheduler.host_state.image_properties import ImagePropertyIndex
+from scheduler.host_state.labels import HOST_SCOPE
+from scheduler.host_state.labels import ProviderLabels
 
 _INITIAL_CAPACITY = 64
 
@@ -89,6 +91,8 @@ class HostTable:
         self.dirty = set()
         self.resources = {rc: _ResourceColumns(self._allocated)
                           for rc in rcs.STANDARD}
+        # kind, traits and locality columns (generic providers)
+        self.labels = ProviderLabels(self._allocated)
         self.hosts = []
         self.reported_zones = []
         self.nodenames = []
@@ -137,6 +141,7 @@ class HostTable:
         self.nodenames.append(provider['nodename'])
         self.uuids.append(provider['uuid'])
         self.attributes.append({})
+        self.labels.append()
         return row
 
     def _grow(self, size):
@@ -148,6 +153,7 @@ class HostTable:
             setattr(self, name, new)
         for columns in self.resources.values():
             columns.grow(size)
+        self.labels.grow(size)
         for name, (column, default) in self._attribute_columns.items():
             new = np.full(size, default, dtype=column.dtype)
             new[:len(column)] = column
@@ -170,6 +176,10 @@ class HostTable:
             attributes = json.loads(attributes)
         self.attributes[row] = attributes or {}
         self.failed_builds[row] = provider.get('failed_builds') or 0
+        locality = dict(self.attributes[row].get('locality') or {})
+        locality[HOST_SCOPE] = self.hosts[row]
+        self.labels.set_row(row, provider.get('kind'),
+                            self.attributes[row].get('traits'), locality)
         for name, (column, default) in self._attribute_columns.items():
             column[row] = _number(_lookup(self.attributes[row], name),
                                   default)

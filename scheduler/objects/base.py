@@ -56,6 +56,11 @@ class SchedulerObject(ovo_base.VersionedObject,
                 value = getattr(self, name)
                 if isinstance(value, SchedulerObject):
                     value.obj_complete('%s.%s' % (path, name))
+                elif isinstance(value, list):
+                    for index, item in enumerate(value):
+                        if isinstance(item, SchedulerObject):
+                            item.obj_complete('%s.%s[%d]' % (path, name,
+                                                             index))
             elif field.default is not ovo_fields.UnspecifiedDefault:
                 self.obj_set_defaults(name)
             elif field.nullable:
