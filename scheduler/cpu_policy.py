@@ -11,7 +11,11 @@ As in nova, each setting is a flavor extra spec or an image property
   (default), ``isolate`` (a pinned vCPU takes a whole core) or
   ``require`` (pinned vCPUs on thread siblings; SMT hosts only);
 * ``hw:mem_page_size`` / ``hw_mem_page_size``: ``small``, ``large``,
-  ``any`` or a size (``2048``, ``2MB``, ``1GB``; KiB without a unit).
+  ``any`` or a size (``2048``, ``2MB``, ``1GB``; KiB without a unit);
+* ``hw:emulator_threads_policy`` / ``hw_emulator_threads_policy``:
+  ``isolate`` gives the emulator threads a pCPU of their own (one more
+  PCPU, on the guest's first cell); ``share`` (default) does not. Only
+  with pinned vCPUs.
 
 ``guest_cpus(spec)`` returns a ``GuestCpus`` or raises ``InvalidField``
 naming the bad setting. ``cpu_set(field, text)`` reads ``0-3,^2,6``.
@@ -25,10 +29,13 @@ POLICIES = ('shared', 'dedicated', 'mixed')
 THREAD_POLICIES = ('prefer', 'isolate', 'require')
 PAGE_SIZE_WORDS = ('small', 'large', 'any')
 
+EMULATOR_POLICIES = ('share', 'isolate')
+
 GuestCpus = collections.namedtuple(
-    'GuestCpus', 'policy dedicated thread_policy page_size')
+    'GuestCpus', 'policy dedicated thread_policy page_size emulator_pcpus')
 GuestCpus.__doc__ = """``dedicated``: the set of pinned vCPU indexes;
-``page_size``: None, a word of PAGE_SIZE_WORDS, or a size in KiB."""
+``page_size``: None, a word of PAGE_SIZE_WORDS, or a size in KiB;
+``emulator_pcpus``: pCPUs for the emulator threads (0 or 1)."""
 
 
 def _invalid(field, reason):
@@ -115,9 +122,21 @@ def _dedicated(spec, policy):
     return frozenset(chosen)
 
 
+def _emulator_pcpus(spec, policy):
+    emulator = _choice(spec, 'emulator_threads_policy', EMULATOR_POLICIES,
+                       'share')
+    if emulator == 'share':
+        return 0
+    if policy == 'shared':
+        field, _ = setting(spec, 'emulator_threads_policy')
+        raise _invalid(field, 'isolate needs hw:cpu_policy dedicated or '
+                       'mixed')
+    return 1
+
+
 def guest_cpus(spec):
     policy = _choice(spec, 'cpu_policy', POLICIES, 'shared')
     return GuestCpus(
         policy, _dedicated(spec, policy),
         _choice(spec, 'cpu_thread_policy', THREAD_POLICIES, 'prefer'),
-        _page_size(spec))
+        _page_size(spec), _emulator_pcpus(spec, policy))

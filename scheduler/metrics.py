@@ -26,7 +26,8 @@ the log or a bench:
 * ``snapshot()``: counters and, per phase, count, total, p50, p99 and max
   over the last ``WINDOW`` decisions (a dict of plain numbers);
 * ``phases(name)``: the recorded seconds of one phase (the last
-  ``WINDOW``), ``reset()`` to start a new measurement.
+  ``WINDOW``); ``last()``: the phases of the latest decision;
+  ``reset()`` to start a new measurement.
 
 Recording costs a few dict and deque operations per decision, under a
 lock of its own.
@@ -90,11 +91,13 @@ class DecisionRecorder:
                             for name in PHASES}
             self._counters = dict.fromkeys(COUNTERS, 0)
             self._refresh_lag = 0.0
+            self._last = dict.fromkeys(PHASES, 0.0)
 
     def decision(self, timings, instances, conflicts=0, refused=False,
                  settle_waits=0):
         """Record one decision: ``timings`` maps phase -> seconds."""
         with self._lock:
+            self._last = dict(self._last, **timings)
             for name, seconds in timings.items():
                 self._phases[name].append(seconds)
             self._counters['decisions'] += 1
@@ -112,6 +115,10 @@ class DecisionRecorder:
         """Age of the host view when a decision read it."""
         with self._lock:
             self._refresh_lag = max(self._refresh_lag, seconds)
+
+    def last(self):
+        with self._lock:
+            return dict(self._last)
 
     def phases(self, name):
         with self._lock:

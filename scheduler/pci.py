@@ -25,10 +25,9 @@
 
 ``vendor_id`` and ``product_id`` compare case-insensitively; every other tag
 exactly (as a string). As in nova, some devices are only handed to requests
-that ask for them by name: physical functions (``dev_type`` ``type-PF``),
-vDPA devices (``type-VDPA``) and remote-managed devices
-(``remote_managed`` ``true``); a request for a vendor and product alone
-never gets them.
+that ask for them by name: physical functions (``dev_type`` ``type-PF``)
+and remote-managed devices (``remote_managed`` ``true``); vDPA devices
+(``type-VDPA``) never go to an alias, which cannot ask for them.
 """
 
 import collections
@@ -38,7 +37,8 @@ from scheduler import cpu_policy
 from scheduler import exception
 
 EXTRA_SPEC = 'pci_passthrough:alias'
-_DEVICE_TYPES = ('type-PCI', 'type-PF', 'type-VF', 'type-VDPA')
+# as nova, vDPA devices cannot be asked for by alias
+_DEVICE_TYPES = ('type-PCI', 'type-PF', 'type-VF')
 _NUMA_POLICIES = ('required', 'legacy', 'preferred', 'socket')
 _HEX_TAGS = ('vendor_id', 'product_id')
 
@@ -86,13 +86,18 @@ def parse_aliases(entries):
     for entry in entries:
         try:
             name, spec, policy = _parse_alias(entry)
+            policy = policy or 'legacy'  # nova's default
             if policies.setdefault(name, policy) != policy:
                 raise ValueError('every entry of one name must have the '
                                  'same numa_policy')
+            if name in specs and specs[name][0].get('dev_type') != \
+                    spec.get('dev_type'):
+                raise ValueError('every entry of one name must have the '
+                                 'same device_type')
         except ValueError as exc:
             raise ValueError('invalid [pci] alias %r: %s' % (entry, exc))
         specs.setdefault(name, []).append(spec)
-    return {name: Alias(specs[name], policies[name] or 'legacy')
+    return {name: Alias(specs[name], policies[name])
             for name in specs}
 
 

@@ -6,7 +6,8 @@ as nova asks placement for it:
 * ``VCPU`` for shared vCPUs and ``PCPU`` for dedicated ones: a flavor (or
   image) with ``hw:cpu_policy=dedicated`` asks for PCPU instead of VCPU,
   ``mixed`` for PCPU for the vCPUs of ``hw:cpu_dedicated_mask`` and VCPU
-  for the rest (``scheduler.cpu_policy``);
+  for the rest, and ``hw:emulator_threads_policy=isolate`` for one more
+  PCPU (``scheduler.cpu_policy``);
 * ``MEMORY_MB``;
 * ``DISK_GB``: root + ephemeral + swap (swap is in MiB, rounded up to GiB);
   a request that boots from volume (``is_bfv``) has no root disk here.
@@ -28,13 +29,14 @@ DISK_GB = 'DISK_GB'
 STANDARD = (VCPU, MEMORY_MB, DISK_GB)
 
 
-def flavor_resources(flavor, is_bfv=False, dedicated_vcpus=0):
+def flavor_resources(flavor, is_bfv=False, dedicated_vcpus=0,
+                     emulator_pcpus=0):
     """Amount of each class one instance of ``flavor`` needs."""
     swap_gb = (flavor.get('swap', 0) + 1023) // 1024
     root_gb = 0 if is_bfv else flavor.get('root_gb', 0)
     amounts = {
         VCPU: flavor.vcpus - dedicated_vcpus,
-        PCPU: dedicated_vcpus,
+        PCPU: dedicated_vcpus + emulator_pcpus,
         MEMORY_MB: flavor.memory_mb,
         DISK_GB: root_gb + flavor.get('ephemeral_gb', 0) + swap_gb,
     }
@@ -45,7 +47,7 @@ def request_resources(spec):
     """Amount of each class one instance of RequestSpec ``spec`` needs."""
     cpus = cpu_policy.guest_cpus(spec)
     return flavor_resources(spec.flavor, bool(spec.get('is_bfv')),
-                            len(cpus.dedicated))
+                            len(cpus.dedicated), cpus.emulator_pcpus)
 
 
 def dedicated_cpus(numa_topology):

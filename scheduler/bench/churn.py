@@ -44,6 +44,8 @@ DRAIN_LIMIT, QUICK_DRAIN_LIMIT = 30.0, 5.0
 TARGETS = (
     report.Target('stats updates/s absorbed while scheduling',
                   ('absorbed_per_s',), '>=', 2000, '/s'),
+    report.Target('placement p99 while absorbing / p99 alone',
+                  ('p99_ratio',), '<=', 3, 'x'),
     report.Target('overcommitted inventories', ('overcommitted',), '==', 0),
 )
 
@@ -230,6 +232,8 @@ def run(options):
     result['p99_increase_pct'] = round(
         100.0 * (churn['scheduling']['latency']['p99'] - base) / base, 1) \
         if base else None
+    result['p99_ratio'] = round(
+        churn['scheduling']['latency']['p99'] / base, 2) if base else None
     return result
 
 

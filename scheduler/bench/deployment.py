@@ -56,7 +56,10 @@ class Deployment:
         """An in-process SchedulerManager on this database."""
         conf = (settings.make_conf(settings.merged(self.values, extra))
                 if extra else self.conf)
-        return sched_manager.SchedulerManager(conf, self.db)
+        manager = sched_manager.SchedulerManager(conf, self.db)
+        # its poller thread stops before the database is dropped
+        self._stack.callback(manager.stop)
+        return manager
 
     @contextlib.contextmanager
     def server(self, workers, extra=None, timeout=300):

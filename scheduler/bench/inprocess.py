@@ -1,21 +1,17 @@
 """The scheduler in this process, timed phase by phase (no RPC).
 
 ``TimedScheduler(manager).select(spec)`` calls the manager's
-``select_destinations`` endpoint, as an RPC server would, and splits its
-wall time into:
+``select_destinations`` endpoint, as an RPC server would, and reads the
+phases of that decision from what the driver itself records
+(``manager.recorder``, a ``scheduler.metrics.DecisionRecorder``):
 
-* ``refresh``: the host cache's incremental refresh (one DB query, more
-  when rows changed);
-* ``claim``: ``claims.claim_resources``, the claim transaction;
-* ``decision``: everything else, i.e. the in-memory work of the driver:
-  building the request state, filtering, weighing, picking, tentative
-  claims and building the Selections.
+* ``refresh``: the host cache's incremental refresh (none when a poller
+  thread refreshes, ``[scheduler] refresh_interval`` > 0);
+* ``claim``: the claim transaction;
+* ``decision``: everything else: request state, filters, weighers, pick,
+  tentative claims and the Selections.
 
-The phases are timed by wrapping the cache's ``refresh`` (on this
-instance) and ``scheduler.claims.claim_resources`` (for the duration of
-the call); nothing of the scheduler's code is changed. If a future driver
-stops calling the claim function through its module, ``claim_timed`` is
-False and the claim is counted in ``decision``.
+Nothing of the scheduler is patched: the figures are the product's own.
 """
 
 import dataclasses
@@ -23,7 +19,6 @@ import time
 
 import oslo_messaging
 
-from scheduler import claims
 from scheduler import exception
 from scheduler.context import RequestContext
 
@@ -45,19 +40,8 @@ class TimedScheduler:
     def __init__(self, manager):
         self.manager = manager
         self.cache = manager.host_cache
+        self.recorder = manager.recorder
         self.ctxt = RequestContext(project_id='bench', user_id='bench')
-        self._timing = None
-        original = self.cache.refresh
-
-        def refresh(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                if self._timing is not None:
-                    self._timing.refresh += time.perf_counter() - started
-
-        self.cache.refresh = refresh
 
     def cold_load(self):
         """Seconds the first (full) refresh takes."""
@@ -67,18 +51,6 @@ class TimedScheduler:
 
     def select(self, spec):
         """``(selections or None on NoValidHost, Timing)``."""
-        timing = self._timing = Timing()
-        original = claims.claim_resources
-
-        def claim(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                timing.claim += time.perf_counter() - started
-                timing.claim_timed = True
-
-        claims.claim_resources = claim
         started = time.perf_counter()
         try:
             result = self.manager.select_destinations(self.ctxt, spec)
@@ -89,8 +61,7 @@ class TimedScheduler:
             result = None
         except exception.NoValidHost:
             result = None
-        finally:
-            timing.total = time.perf_counter() - started
-            claims.claim_resources = original
-            self._timing = None
-        return result, timing
+        total = time.perf_counter() - started
+        phases = self.recorder.last()
+        return result, Timing(total=total, refresh=phases['refresh'],
+                              claim=phases['claim'], claim_timed=True)

@@ -35,17 +35,17 @@ SERVER_WORKERS = 2
 
 TARGETS = (
     report.Target('decision p99 at 10k hosts',
-                  ('scales', '10000', 'decision', 'p99'), '<=', 2, 'ms'),
+                  ('scales', '10000', 'decision', 'p99'), '<=', 1, 'ms'),
     report.Target('decision p99 at 100k hosts',
-                  ('scales', '100000', 'decision', 'p99'), '<=', 10, 'ms'),
+                  ('scales', '100000', 'decision', 'p99'), '<=', 4, 'ms'),
     report.Target('end-to-end p50 at 10k hosts (RabbitMQ, DB claims)',
                   ('scales', '10000', 'end_to_end', 'p50'), '<=', 6, 'ms'),
     report.Target('end-to-end p99 at 10k hosts (RabbitMQ, DB claims)',
                   ('scales', '10000', 'end_to_end', 'p99'), '<=', 20, 'ms'),
     report.Target('cold load of 100k hosts',
-                  ('scales', '100000', 'cold_load_s'), '<=', 3, 's'),
+                  ('scales', '100000', 'cold_load_s'), '<=', 2, 's'),
     report.Target('RSS per worker at 100k hosts',
-                  ('scales', '100000', 'worker_rss_mb'), '<=', 600, 'MB'),
+                  ('scales', '100000', 'worker_rss_mb'), '<=', 500, 'MB'),
 )
 
 

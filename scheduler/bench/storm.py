@@ -27,7 +27,7 @@ CONDUCTORS = 16
 
 TARGETS = (
     report.Target('single-instance placements/s with 2 workers',
-                  ('by_workers', '2', 'placements_per_s'), '>=', 300, '/s'),
+                  ('by_workers', '2', 'placements_per_s'), '>=', 350, '/s'),
     report.Target('claim conflicts per placement, 4 workers, 70% used',
                   ('by_workers', '4', 'conflict_pct'), '<', 1, '%'),
     report.Target('overcommitted inventories (all runs)',

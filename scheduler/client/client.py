@@ -13,6 +13,7 @@ from scheduler import exception
 from scheduler import manager
 from scheduler import objects
 from scheduler import resource_groups
+from scheduler.objects import nova_compat
 from scheduler import rpc
 from scheduler import rpcapi
 
@@ -30,13 +31,17 @@ class SchedulerClient:
                             instance_uuids=None, return_alternates=False):
         """Claim a destination per instance.
 
-        ``spec`` is a ``RequestSpec`` or the legacy ``request_spec`` dict
-        (then ``filter_properties`` is the legacy dict that goes with it).
+        ``spec`` is a ``RequestSpec``, nova's RequestSpec primitive, or the
+        legacy ``request_spec`` dict (then ``filter_properties`` is the
+        legacy dict that goes with it).
         Returns one list of ``Selection`` per instance: the claimed host
         first, then up to ``max_attempts - 1`` alternates if asked for.
         Raises ``scheduler.exception.NoValidHost`` when nothing fits.
         """
-        if isinstance(spec, dict):
+        if nova_compat.is_nova_request_spec(spec) and not \
+                filter_properties:
+            spec = objects.RequestSpec.from_nova(spec, 'spec')
+        elif isinstance(spec, dict):
             spec = objects.RequestSpec.from_primitives(spec,
                                                        filter_properties)
         elif not isinstance(spec, objects.RequestSpec):

@@ -1,6 +1,7 @@
 """``scheduler-bench``: measure the scheduler against its scale targets.
 
-    scheduler-bench [latency|storm|fill|churn|batch|all] [--quick]
+    scheduler-bench [latency|storm|fill|churn|batch|steady|writers|all]
+                    [--quick]
                     [--db postgresql|mariadb|sqlite]
                     [--output-dir bench-results] [--plot] [--hosts N ...]
 
@@ -27,8 +28,8 @@ from scheduler.bench import cluster
 from scheduler.bench import report
 from scheduler.bench.options import Options
 
-SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch')
-RPC_ONLY = ('storm', 'churn', 'batch')
+SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'steady', 'writers')
+RPC_ONLY = ('storm', 'churn', 'batch', 'steady')
 
 
 def _parser():

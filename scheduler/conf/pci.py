@@ -17,13 +17,18 @@ pci_opts = [
                          '"product_id" (hexadecimal, as the tracker reports '
                          'them); "device_type" ("type-PCI", "type-PF" or '
                          '"type-VF", matched against the pool\'s dev_type); '
-                         '"numa_policy" (accepted, not used by the '
-                         'scheduler); any other key is a tag the device '
-                         'pool must carry with the same value. Several '
-                         'entries with the same name mean any of them may '
-                         'satisfy the request. Invalid JSON or a missing '
-                         'name stops the service at start-up. Used by '
-                         'PciPassthroughFilter.'),
+                         '"numa_policy" ("legacy", the default, '
+                         '"required", "preferred" or "socket": where the '
+                         'device may be relative to the NUMA cells of a '
+                         'guest with a NUMA topology; the flavor extra spec '
+                         '"hw:pci_numa_affinity_policy" overrides it); any '
+                         'other key is a tag the device pool must carry '
+                         'with the same value. Several entries with the '
+                         'same name (and the same device_type and '
+                         'numa_policy) mean any of them may satisfy the '
+                         'request. Invalid JSON or a missing name stops '
+                         'the service at start-up. Used by '
+                         'PciPassthroughFilter and NUMATopologyFilter.'),
 ]
 
 

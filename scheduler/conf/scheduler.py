@@ -29,11 +29,20 @@ scheduler_opts = [
                     'from the database first.'),
     cfg.FloatOpt('refresh_interval',
                  default=0.0, min=0.0,
-                 help='Seconds between two incremental refreshes of a '
-                      'worker\'s in-memory host state. 0 refreshes before '
-                      'every scheduling decision (one indexed query that '
-                      'returns only changed rows). A claim conflict always '
-                      'refreshes at once, whatever this value.'),
+                 help='How a worker learns of the writes of other workers '
+                      '(claims, tracker reports, aggregates). 0 (the '
+                      'default): before every scheduling decision it reads '
+                      'the change feed (one small query; the rows that '
+                      'changed only when something did), so every decision '
+                      'sees every write committed before it started. A '
+                      'positive value, in seconds: a thread of each worker '
+                      'reads the feed that often and decisions read memory '
+                      'only, with a view at most that stale; a stale view '
+                      'may cost a claim conflict and a retry, never an '
+                      'overcommit, and a NoValidHost is always checked '
+                      'against a fresh view first. Large clouds: 0.05 to '
+                      '0.2 (see doc/performance.rst). A claim conflict '
+                      'always refreshes at once, whatever this value.'),
     cfg.IntOpt('service_down_time',
                default=60, min=1,
                help='Seconds after which a host whose tracker has not '

@@ -157,6 +157,17 @@ class Change:
         # last, so the stripe's lock lives for these statements and the
         # COMMIT only (module docstring)
         stripe = random.randrange(STRIPES)
+        if (len(stamps) == 1 and not self._legacy
+                and self.session.bind.dialect.name == 'postgresql'):
+            # one round trip: the bump as a CTE of the stamp
+            table, condition = stamps[0]
+            bump = _bump_statement(stripe).returning(STRIPE.c.seq).cte()
+            self.session.execute(
+                sa.update(table).where(condition).add_cte(bump)
+                .values(feed_stripe=stripe, feed_seq=sa.select(
+                    bump.c.seq).scalar_subquery())
+                .execution_options(synchronize_session=False))
+            return
         values = {'feed_stripe': stripe,
                   'feed_seq': _bump(self.session, stripe)}
         if self._legacy:
@@ -167,13 +178,18 @@ class Change:
                 .execution_options(synchronize_session=False))
 
 
+def _bump_statement(stripe):
+    return (sa.update(STRIPE).where(STRIPE.c.stripe == stripe)
+            .values(seq=STRIPE.c.seq + 1))
+
+
 def _bump(session, stripe):
-    bump = sa.update(STRIPE).where(STRIPE.c.stripe == stripe)
     if session.bind.dialect.name == 'mysql':
         # MariaDB has no UPDATE ... RETURNING
-        return session.execute(bump.values(
-            seq=sa.func.last_insert_id(STRIPE.c.seq + 1))).lastrowid
-    return session.execute(bump.values(seq=STRIPE.c.seq + 1)
+        return session.execute(
+            sa.update(STRIPE).where(STRIPE.c.stripe == stripe).values(
+                seq=sa.func.last_insert_id(STRIPE.c.seq + 1))).lastrowid
+    return session.execute(_bump_statement(stripe)
                            .returning(STRIPE.c.seq)).scalar_one()
 
 

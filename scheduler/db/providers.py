@@ -132,13 +132,7 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
         return 0, skipped
     try:
         with changes.write(db) as change:
-            changed = []
-            for node, reported_at in sorted(
-                    todo, key=lambda t: (t[0].host, t[0].nodename)):
-                provider_id = _record(change.session, node, reported_at,
-                                      ratio_defaults, now)
-                if provider_id is not None:
-                    changed.append(provider_id)
+            changed = _record_all(change.session, todo, ratio_defaults, now)
             change.providers(changed)
             return len(changed), skipped
     except db_exc.DBDuplicateEntry:
@@ -196,19 +190,96 @@ def _same(row, stored_inventories, node, ratio_defaults):
                for rc in wanted for key in _INVENTORY_KEYS)
 
 
-def _record(session, node, reported_at, ratio_defaults, now):
-    """Write one report (not stamped); its provider id, or None if
-    the report is older than the stored one."""
-    # Lock the row by primary key only once it is known to exist: on
+def _record_all(session, todo, ratio_defaults, now):
+    """Write the reports of a batch; the ids of the providers written.
+
+    A bounded number of statements for the batch (the providers' ids,
+    their locks with the stored report times, the aggregates' ratio
+    overrides, one executemany each for the providers and inventories
+    already stored), plus a few per new provider. Reports older than the
+    stored one are ignored.
+    """
+    hosts = sorted({node.host for node, _ in todo})
+    # Lock rows by primary key only, once they are known to exist: on
     # MySQL/MariaDB a locking read of a missing row takes a gap lock, and
     # workers inserting different new hosts deadlock on each other's gaps.
-    row = session.execute(
-        sa.select(P.c.id)
-        .where(P.c.host == node.host, P.c.nodename == node.nodename)).first()
-    if row is not None:
-        row = session.execute(
-            sa.select(P.c.id, P.c.reported_at).where(P.c.id == row.id)
-            .with_for_update()).first()
+    ids = {(r.host, r.nodename): r.id for r in session.execute(
+        sa.select(P.c.id, P.c.host, P.c.nodename).where(P.c.host.in_(hosts)))}
+    stored = dict(session.execute(
+        sa.select(P.c.id, P.c.reported_at)
+        .where(P.c.id.in_(sorted(ids.values()))).order_by(P.c.id)
+        .with_for_update()).all()) if ids else {}
+    overrides = ratios.aggregate_ratios(session, hosts)
+    changed, updates = [], []
+    for node, reported_at in sorted(
+            todo, key=lambda t: (t[0].host, t[0].nodename)):
+        provider_id = ids.get((node.host, node.nodename))
+        if provider_id not in stored:
+            changed.append(_record(session, node, None, reported_at,
+                                   ratio_defaults, overrides, now))
+        elif (stored[provider_id] is None
+              or reported_at > stored[provider_id]):
+            updates.append((provider_id, node, reported_at))
+    _update_existing(session, updates, ratio_defaults, overrides)
+    return changed + [provider_id for provider_id, _, _ in updates]
+
+
+_B = sa.bindparam
+_INVENTORY_COLUMNS = ('total', 'reserved', 'min_unit', 'max_unit',
+                      'step_size', 'allocation_ratio', 'reported_ratio',
+                      'capacity', 'reported_used')
+_UPDATE_PROVIDER = sa.update(P).where(P.c.id == _B('b_id')).values(
+    generation=P.c.generation + 1, disabled=_B('b_disabled'),
+    availability_zone=_B('b_zone'), reported_at=_B('b_reported_at'),
+    attributes=_B('b_attributes'), kind=_B('b_kind'),
+    # a report without the count keeps the stored one
+    failed_builds=sa.func.coalesce(_B('b_failed', type_=sa.Integer),
+                                   P.c.failed_builds))
+_UPDATE_INVENTORY = sa.update(INV).where(
+    INV.c.provider_id == _B('b_provider'),
+    INV.c.resource_class == _B('b_class')).values(
+    **{name: _B('b_' + name) for name in _INVENTORY_COLUMNS})
+
+
+def _update_existing(session, updates, ratio_defaults, overrides):
+    """Reports of providers already stored (and locked): one executemany
+    for the providers, one for their inventories, and inserts for
+    inventories of classes they did not report before."""
+    if not updates:
+        return
+    providers, inventories = [], {}
+    for provider_id, node, reported_at in updates:
+        providers.append({
+            'b_id': provider_id, 'b_disabled': bool(node.disabled),
+            'b_zone': node.get('availability_zone'),
+            'b_reported_at': reported_at, 'b_attributes': _attributes(node),
+            'b_kind': _kind(node),
+            'b_failed': _failed_builds(node).get('failed_builds')})
+        rows = inventories_from_node(node, ratio_defaults)
+        ratios.apply_overrides(rows, overrides.get(node.host, {}))
+        for rc, inv in rows.items():
+            inventories[(provider_id, rc)] = inv
+    session.execute(_UPDATE_PROVIDER, providers)
+    stored = set(session.execute(
+        sa.select(INV.c.provider_id, INV.c.resource_class).where(
+            INV.c.provider_id.in_([u[0] for u in updates]))).tuples())
+    present = [{'b_provider': p, 'b_class': rc,
+                **{'b_' + k: inv[k] for k in _INVENTORY_COLUMNS}}
+               for (p, rc), inv in sorted(inventories.items())
+               if (p, rc) in stored]
+    missing = [dict(inv, provider_id=p, claimed=0)
+               for (p, rc), inv in sorted(inventories.items())
+               if (p, rc) not in stored]
+    if present:
+        session.execute(_UPDATE_INVENTORY, present)
+    if missing:
+        session.execute(sa.insert(INV), missing)
+
+
+def _record(session, node, provider_id, reported_at, ratio_defaults,
+            overrides, now):
+    """Write one report (not stamped) to ``provider_id`` (None: a new
+    provider); returns the provider's id."""
     values = {
         **_failed_builds(node),
         'disabled': bool(node.disabled),
@@ -217,22 +288,19 @@ def _record(session, node, reported_at, ratio_defaults, now):
         'attributes': _attributes(node),
         'kind': _kind(node),
     }
-    if row is None:
+    new = provider_id is None
+    if new:
         provider_id = session.execute(sa.insert(P).values(
             uuid=node.get('uuid') or uuidutils.generate_uuid(),
             host=node.host, nodename=node.nodename,
             generation=0, change_seq=0, created_at=now,
             **values)).inserted_primary_key[0]
-    elif row.reported_at is not None and reported_at <= row.reported_at:
-        return None
     else:
-        provider_id = row.id
         session.execute(sa.update(P).where(P.c.id == provider_id).values(
             generation=P.c.generation + 1, **values))
     inventories = inventories_from_node(node, ratio_defaults)
-    ratios.apply_overrides(inventories, ratios.aggregate_ratios(
-        session, [node.host]).get(node.host, {}))
-    _write_inventories(session, provider_id, inventories, new=row is None)
+    ratios.apply_overrides(inventories, overrides.get(node.host, {}))
+    _write_inventories(session, provider_id, inventories, new=new)
     return provider_id
 
 

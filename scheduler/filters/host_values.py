@@ -40,13 +40,22 @@ from scheduler import resource_classes as rcs
 _NAN = float('nan')
 
 
+def usage(table, rc, rows):
+    """What the table counts as used of ``rc`` (the report or the claims,
+    whichever is larger): capacity minus free, so it is the table's own
+    rule whatever claims it counts."""
+    columns = table.resources.get(rc)
+    if columns is None:
+        return np.zeros(len(rows))
+    return (columns.capacity[rows] - table.free(rc, rows)).astype(float)
+
+
 def _unreported_claims(table, rc, rows):
     # what claims hold beyond the tracker's reported usage
     columns = table.resources.get(rc)
     if columns is None:
         return np.zeros(len(rows))
-    return np.maximum(columns.claimed[rows] - columns.reported_used[rows],
-                      0).astype(float)
+    return usage(table, rc, rows) - columns.reported_used[rows]
 
 
 def _reported_or(table, name, rows, derived):
@@ -83,7 +92,7 @@ def vcpus_free(table, rows):
     # nova ignores reserved CPUs here; usage is the larger of the reported
     # one and the claims, as everywhere else
     return (columns.total[rows] * columns.allocation_ratio[rows]
-            - table.used(rcs.VCPU, rows))
+            - usage(table, rcs.VCPU, rows))
 
 
 def _stat_or(table, stat, fallback, rows):
@@ -129,8 +138,9 @@ STATE_ATTRIBUTES = {
     'total_usable_disk_gb': _attribute('local_gb'),
     'disk_mb_used': _used_disk_mb,
     'vcpus_total': _attribute('vcpus'),
-    'vcpus_used': lambda host: int(host.table.used(
-        rcs.VCPU, [host.row])[0]) if rcs.VCPU in host.table.resources
+    'vcpus_used': lambda host: int(usage(host.table, rcs.VCPU,
+                                         [host.row])[0])
+    if rcs.VCPU in host.table.resources
     else host.attributes.get('vcpus_used'),
     'num_instances': lambda host: at(num_instances, host),
     'num_io_ops': lambda host: at(num_io_ops, host),

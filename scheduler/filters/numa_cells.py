@@ -32,9 +32,10 @@ shared vCPUs running on the cell; ``siblings`` the SMT thread sets;
   ``memory_used_mb + memory <= memory_mb * ram_allocation_ratio``;
 * shared vCPUs: no more than ``len(cpus)``, and ``cpu_usage + vcpus <=
   len(cpus) * cpu_allocation_ratio``;
-* pinned vCPUs, on free ``pcpus``: ``prefer`` any; ``isolate`` one whole
-  free core each; ``require`` thread siblings of free cores, on SMT hosts
-  only.
+* pinned vCPUs (and the emulator threads' pCPU of
+  ``hw:emulator_threads_policy=isolate``), on free ``pcpus``: ``prefer``
+  any; ``isolate`` one whole free core each; ``require`` thread siblings
+  of free cores, on SMT hosts only.
 """
 
 import collections
@@ -44,7 +45,8 @@ HostCell = collections.namedtuple(
     'HostCell', 'id cpus pcpus pinned cpu_usage memory_mb memory_used_mb '
     'cores mempages socket')
 GuestCell = collections.namedtuple(
-    'GuestCell', 'shared dedicated memory_mb thread_policy page_size')
+    'GuestCell', 'shared dedicated memory_mb thread_policy page_size '
+    'emulator_pcpus')
 Limits = collections.namedtuple('Limits', 'cpu_ratio ram_ratio')
 
 
@@ -121,7 +123,7 @@ def _memory_fits(guest, host, limits):
 
 
 def _pinning_fits(guest, host):
-    wanted = len(guest.dedicated)
+    wanted = len(guest.dedicated) + guest.emulator_pcpus
     if not wanted:
         return True
     if wanted > len(host.pcpus):

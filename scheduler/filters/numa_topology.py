@@ -11,7 +11,9 @@ same names, ``hw_numa_nodes``..., when the flavor does not set them):
   without ``hw:numa_nodes`` the guest has one cell. ``dedicated`` pins
   every vCPU to a host CPU, ``mixed`` those of ``hw:cpu_dedicated_mask``;
   ``hw:cpu_thread_policy`` says how pinned vCPUs use SMT threads
-  (``scheduler.cpu_policy``). Neither: no topology, every host passes.
+  (``scheduler.cpu_policy``), ``hw:emulator_threads_policy=isolate``
+  pins the emulator threads to one more pCPU. Neither: no topology, every
+  host passes.
 
 A host passes when each guest cell fits a distinct host cell
 (``numa_cells.fits``: memory or huge pages, shared vCPUs within the
@@ -87,7 +89,12 @@ def _explicit_cells(specs, nodes, vcpus, memory_mb):
 def _node_count(spec, cpus):
     field, nodes = cpu_policy.setting(spec, 'numa_nodes')
     if nodes is not None:
-        return _positive_int(field.rsplit('.', 1)[-1], nodes)
+        try:
+            return _positive_int('hw:numa_nodes', nodes)
+        except exception.InvalidField as exc:
+            # name the image property when that is where it came from
+            raise exception.InvalidField(field=field,
+                                         reason=exc.kwargs['reason'])
     if cpus.policy != 'shared' or cpus.page_size is not None:
         return 1
     return None
@@ -117,10 +124,12 @@ def guest_topology(spec):
                        (nodes, flavor.vcpus))
     cells = _split(flavor.get('extra_specs') or {}, nodes, flavor.vcpus,
                    flavor.memory_mb)
+    # as nova, the emulator threads' pCPU goes with the first guest cell
     return [numa_cells.GuestCell(
         frozenset(vcpus - cpus.dedicated), frozenset(vcpus & cpus.dedicated),
-        memory_mb, cpus.thread_policy, cpus.page_size)
-        for vcpus, memory_mb in cells]
+        memory_mb, cpus.thread_policy, cpus.page_size,
+        cpus.emulator_pcpus if index == 0 else 0)
+        for index, (vcpus, memory_mb) in enumerate(cells)]
 
 
 def _assign(guest, cells, fits, done, used=()):

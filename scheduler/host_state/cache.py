@@ -73,6 +73,8 @@ class HostStateCache:
 
     def _poll(self):
         while not self._stop.wait(self.refresh_interval):
+            if self.position is None:
+                continue  # the cold load is the owner's (timed, logged)
             try:
                 self.refresh(force=True)
             except Exception:  # the next poll tries again
@@ -134,7 +136,8 @@ class HostStateCache:
 
     def _apply_changes(self, current, epoch):
         since = self.position
-        dirty = self.table.take_dirty()
+        with self.lock:  # reload_providers may add to it meanwhile
+            dirty = self.table.take_dirty()
         rows = db_providers.load_changes(self.db, since=since, until=current)
         if dirty:
             rows += db_providers.load_changes(self.db, provider_ids=dirty)

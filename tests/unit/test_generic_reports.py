@@ -122,3 +122,12 @@ def test_manager_accepts_a_generic_report(conf, db):
     [row] = db_providers.list_providers(db)
     assert (row['host'], row['nodename'], row['kind']) == (
         'cinder1', 'pool1', 'storage')
+
+
+def test_a_batch_of_updates_stores_the_new_kind(db):
+    db_providers.record_compute_node(db, _node(), fakes.RATIO_DEFAULTS)
+    node = _node(kind='share')
+    node.updated_at = fakes.NOW.replace(year=2030)
+    db_providers.record_compute_nodes(db, [node], fakes.RATIO_DEFAULTS)
+    [row] = db_providers.list_providers(db)
+    assert row['kind'] == 'share'

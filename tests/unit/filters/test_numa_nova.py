@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from scheduler import exception
 from scheduler import objects
 from scheduler import resource_classes as rcs
 from scheduler.filters import numa_topology
@@ -54,6 +55,11 @@ CASES = [
      dict(DEDICATED, **{'hw:cpu_thread_policy': 'isolate'}), ['no-smt']),
     ('require: thread siblings, SMT hosts only', 4, 2048,
      dict(DEDICATED, **{'hw:cpu_thread_policy': 'require'}), ['nova']),
+    ('emulator threads isolated: one more pCPU', 4, 2048,
+     dict(DEDICATED, **{'hw:emulator_threads_policy': 'isolate'}), []),
+    ('emulator threads isolated, room for it', 3, 2048,
+     dict(DEDICATED, **{'hw:emulator_threads_policy': 'isolate'}),
+     ['nova', 'no-smt']),
     ('mixed: pinned and shared vCPUs in one cell', 6, 2048,
      {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0-1'},
      ['nova', 'no-smt']),
@@ -112,6 +118,9 @@ RESOURCES = [
     ('dedicated', DEDICATED, {rcs.PCPU: 4}),
     ('mixed', {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0'},
      {rcs.PCPU: 3, rcs.VCPU: 1}),
+    ('emulator threads isolated', dict(
+        DEDICATED, **{'hw:emulator_threads_policy': 'isolate'}),
+     {rcs.PCPU: 5}),
 ]
 
 
@@ -138,3 +147,11 @@ def test_pcpu_inventory_is_the_dedicated_set(conf):
         DEDICATED, vcpus=8, memory_mb=1024)) == []
     assert hosts.passing(plugin, table, hosts.request(
         vcpus=8, memory_mb=1024)) == ['nova', 'shared-only']
+
+
+def test_a_bad_image_property_is_named(conf):
+    plugin = numa_topology.NUMATopologyFilter(conf)
+    request = hosts.request(image={'properties': {'hw_numa_nodes': 'two'}})
+    with pytest.raises(exception.InvalidField) as caught:
+        hosts.passing(plugin, HOSTS, request)
+    assert caught.value.kwargs['field'] == 'image.properties.hw_numa_nodes'

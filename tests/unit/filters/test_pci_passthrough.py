@@ -98,10 +98,17 @@ def test_bad_request_names_the_extra_spec(plugin, spec, reason):
     'not json', '["gpu"]', '{"vendor_id": "10de"}',
     '{"name": "x", "device_type": "type-GPU"}',
     '{"name": "x", "numa_policy": "strict"}',
+    '{"name": "x", "device_type": "type-VDPA"}',
     '{"name": "x", "tags": ["a"]}',
+    # as nova: entries of one name agree on device type and NUMA policy
+    ['{"name": "x", "vendor_id": "1", "device_type": "type-VF"}',
+     '{"name": "x", "vendor_id": "2", "device_type": "type-PF"}'],
+    ['{"name": "x", "vendor_id": "1", "numa_policy": "required"}',
+     '{"name": "x", "vendor_id": "2"}'],
 ])
 def test_bad_alias_fails_at_start_up(conf, alias):
-    conf.set_override('alias', [alias], 'pci')
+    conf.set_override('alias', alias if isinstance(alias, list)
+                      else [alias], 'pci')
     conf.set_override('enabled_filters', ['PciPassthroughFilter'],
                       'filter_scheduler')
     with pytest.raises(exception.PluginLoadError, match=r'\[pci\] alias'):
@@ -114,8 +121,6 @@ RESERVED_ALIASES = ALIASES + [
     json.dumps({'name': 'nic', 'vendor_id': '8086', 'product_id': '1572'}),
     json.dumps({'name': 'pf', 'vendor_id': '8086', 'product_id': '1572',
                 'device_type': 'type-PF'}),
-    json.dumps({'name': 'vdpa', 'vendor_id': '15b3', 'product_id': '101e',
-                'device_type': 'type-VDPA'}),
     json.dumps({'name': 'mlx-any', 'vendor_id': '15b3',
                 'product_id': '101e'}),
 ]
@@ -133,7 +138,6 @@ RESERVED_HOSTS = hosts.table(
 RESERVED_CASES = [
     ('vendor/product alone never gets a PF', 'nic:1', ['pci']),
     ('asking for type-PF gets it', 'pf:1', ['pf']),
-    ('vDPA only when asked for', 'vdpa:1', ['vdpa']),
     ('neither vDPA nor remote-managed by vendor alone', 'mlx-any:1', []),
 ]
 

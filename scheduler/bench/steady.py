@@ -1,0 +1,172 @@
+"""Scenario ``steady``: a real cloud's steady state, trackers re-reporting.
+
+A 10k-host cluster (30% used) and a 2-worker ``scheduler-server``. A
+separate process plays every host's tracker: each host reports once every
+``PERIOD`` seconds (10k hosts: 167 reports/s), its usage drifting as a
+real tracker's does (a random walk of a few percent of the host around
+its starting usage, so most reports are real changes the workers must
+learn of). While the reports flow, one conductor measures latency, then
+16 conductors measure throughput.
+
+Reports absorbed are counted as in ``churn`` (the sum of the hosts'
+stored ``bench_beat``: a report written, or superseded by a newer one of
+its host before being written). Overcommit is audited in the database
+afterwards.
+"""
+
+import random
+import threading
+import time
+
+from scheduler.bench import churn
+from scheduler.bench import conductors
+from scheduler.bench import report
+from scheduler.bench import settings
+from scheduler.bench import workload
+from scheduler.bench.deployment import Deployment
+from scheduler.client import SchedulerClient
+from scheduler.context import RequestContext
+
+NAME = 'steady'
+HOSTS = 10000
+PERIOD = 60.0
+USED = 0.3
+DRIFT = 0.02
+TRACKER_THREADS = 2
+LATENCY_S, THROUGHPUT_S = 10.0, 10.0
+QUICK_S = 3.0
+CONDUCTORS = 16
+
+TARGETS = (
+    report.Target('steady: one conductor p50', ('latency', 'latency', 'p50'),
+                  '<=', 6, ' ms'),
+    report.Target('steady: one conductor p99', ('latency', 'latency', 'p99'),
+                  '<=', 20, ' ms'),
+    report.Target('steady: placements/s with 16 conductors',
+                  ('throughput', 'placements_per_s'), '>=', 300, '/s'),
+    report.Target('overcommitted inventories', ('overcommitted',), '==', 0),
+)
+
+
+def _stats(index, beat, rng):
+    """A tracker's report: usage drifting around USED."""
+    vcpus, memory_mb, local_gb = workload.shape_of(index)
+    drift = USED + rng.uniform(-DRIFT, DRIFT)
+    return {'vcpus': vcpus, 'memory_mb': memory_mb, 'local_gb': local_gb,
+            'vcpus_used': int(vcpus * 4 * drift),
+            'memory_mb_used': int(memory_mb * drift),
+            'local_gb_used': int(local_gb * USED),
+            'running_vms': 1, 'current_workload': 0,
+            'stats': {'bench_beat': str(beat)},
+            'availability_zone': workload.zone_of(index),
+            'hypervisor_type': 'QEMU', 'hypervisor_version': 8002000}
+
+
+def _trackers_main(client_values, hosts, duration, ready, go, start_at,
+                   results):
+    """Every host reports once per PERIOD, from TRACKER_THREADS threads."""
+    settings.quiet_client_logs()
+    client = SchedulerClient(settings.make_conf(client_values))
+    ctxt = RequestContext(project_id='bench', user_id='bench')
+    sent = []
+    threads = [threading.Thread(target=_tracker_thread, args=(
+        client, ctxt, list(range(t, hosts, TRACKER_THREADS)), duration,
+        sent)) for t in range(TRACKER_THREADS)]
+    ready.put(0)
+    go.wait()
+    time.sleep(max(0.0, start_at.value - time.time()))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    client.close()
+    results.put({'sent': sum(sent)})
+
+
+def _tracker_thread(client, ctxt, mine, duration, sent):
+    rng = random.Random(len(mine))
+    rate = len(mine) / PERIOD
+    started = time.monotonic()
+    count = 0
+    while time.monotonic() - started < duration:
+        due = started + count / rate
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        index = mine[count % len(mine)]
+        client.update_resource_stats(
+            ctxt, workload.host_name(index),
+            _stats(index, 1 + count // len(mine), rng))
+        count += 1
+    sent.append(count)
+
+
+def _measure(options, dep, server, threads, seconds, seed):
+    mix = workload.RequestMix(seed)
+    requests = [(f, 1, z) for f, z in (mix.next() for _ in range(20000))]
+    return churn._summary(conductors.run(conductors.Load(
+        client=dep.client(server), requests=requests, threads=threads,
+        duration=seconds, max_requests=options.requests or 0)))
+
+
+def run(options):
+    hosts = options.size(HOSTS, HOSTS)
+    latency_s = options.pick(LATENCY_S, QUICK_S)
+    throughput_s = options.pick(THROUGHPUT_S, QUICK_S)
+    result = {'scenario': NAME, 'hosts': hosts, 'workers': 2,
+              'reports_per_s_offered': round(hosts / PERIOD, 1)}
+    with Deployment(options, hosts, used=USED, label='steady') as dep:
+        with dep.server(2) as server:
+            duration = latency_s + throughput_s + 10.0
+            with conductors.ProcessGroup(_trackers_main, [(
+                    dep.client(server), hosts, duration)]) as trackers:
+                trackers.wait_ready()
+                before = churn._absorbed(dep.db)
+                start_at = trackers.go()
+                # let the reports flow for a few seconds first
+                time.sleep(max(0.0, start_at + 3.0 - time.time()))
+                result['latency'] = _measure(options, dep, server, 1,
+                                             latency_s, options.seed)
+                result['throughput'] = _measure(
+                    options, dep, server, CONDUCTORS, throughput_s,
+                    options.seed + 1)
+                absorbed = churn._absorbed(dep.db) - before
+                elapsed = time.time() - start_at
+                sent = trackers.results(duration + 120)
+            result['conflicts'] = server.claim_conflicts()
+        result['reports_sent'] = sum(s['sent'] for s in sent)
+        result['reports_absorbed_per_s'] = round(absorbed / elapsed, 1)
+        result['overcommitted'] = dep.audit()['overcommitted']
+    return result
+
+
+def render(result):
+    lat, thr = result['latency'], result['throughput']
+    return report.table(
+        ['phase', 'placements/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms',
+         'errors'],
+        [['1 conductor', lat['placements_per_s'], lat['latency']['p50'],
+          lat['latency']['p90'], lat['latency']['p99'],
+          lat['latency']['max'], lat['errors']],
+         ['%d conductors' % CONDUCTORS, thr['placements_per_s'],
+          thr['latency']['p50'], thr['latency']['p90'],
+          thr['latency']['p99'], thr['latency']['max'], thr['errors']]]) + \
+        '\n' + report.table(
+            ['hosts', 'reports/s offered', 'absorbed/s', 'sent',
+             'claim conflicts', 'overcommit'],
+            [[result['hosts'], result['reports_per_s_offered'],
+              result['reports_absorbed_per_s'], result['reports_sent'],
+              result['conflicts'], result['overcommitted']]])
+
+
+def draw(pyplot, result):
+    figure, axis = pyplot.subplots(figsize=(5, 4))
+    lat = [result['latency']['latency'], result['throughput']['latency']]
+    names = ['1 conductor', '%d conductors' % CONDUCTORS]
+    axis.bar(names, [x['p99'] for x in lat], color='tab:orange',
+             label='p99')
+    axis.bar(names, [x['p50'] for x in lat], color='tab:blue', label='p50')
+    axis.set_ylabel('ms')
+    axis.set_title('steady: latency while trackers re-report')
+    axis.legend(fontsize=8)
+    return figure
