@@ -23,7 +23,10 @@ Per instance:
 * groups are then chosen most constrained first; a group keeps the
   candidates that satisfy the hard rules with the groups already chosen,
   and soft rules add ``locality_weight_multiplier`` to the weight of the
-  candidates that satisfy them. The compute group is weighed by the
+  candidates that satisfy them (half of it for a 'same' rule a group
+  still to choose could keep there); the random pick among the best
+  ``host_subset_size`` only takes candidates that keep as many soft
+  rules as the best one. The compute group is weighed by the
   configured weighers, the others by their free share of what they ask
   (spreading); the pick is random among the best ``host_subset_size``.
 
@@ -77,8 +80,8 @@ class GroupPlanner:
             for g in request.groups}
         primary = _primary(request)
         if primary.is_compute:
-            fitting[primary.name], _ = _group_rule(
-                request, table, fitting[primary.name])
+            fitting[primary.name] = _group_rule(request, table,
+                                                fitting[primary.name])
         self._consistent(table, request, fitting)
         for group in request.groups:
             if not len(fitting[group.name]):
@@ -86,9 +89,8 @@ class GroupPlanner:
         chosen, weights = {}, {}
         for group in sorted(request.groups,
                             key=lambda g: len(fitting[g.name])):
-            row, weight = self._choose(table, request, group,
-                                       fitting[group.name], chosen, plan,
-                                       1)
+            row, weight = self._choose(table, request, group, fitting,
+                                       chosen, plan)
             chosen[group.name], weights[group.name] = row, weight
             self.driver.assumed.assume(key, row, dict(group.resources))
             if group.is_compute and request.group is not None:
@@ -106,17 +108,20 @@ class GroupPlanner:
                                            consumer)
         plan.selections.append(selections)
 
-    def _choose(self, table, request, group, rows, chosen, plan, wanted):
-        rows = _allowed(table, request, group, rows, chosen)
+    def _choose(self, table, request, group, fitting, chosen, plan):
+        rows = _allowed(table, request, group, fitting[group.name], chosen)
         rows = rows[fit.fits_all(table, group.resources, rows)]
         if not len(rows):
             self._none_fit(table, request, group, plan)
-        ranked, weights = self._rank(table, request, group, rows, chosen,
-                                     max(wanted,
-                                         self.driver.host_subset_size))
-        pick = int(self.driver.rng.integers(
-            min(self.driver.host_subset_size, len(ranked))))
-        return int(ranked[pick]), float(weights[pick])
+        soft = _soft_matches(table, request, group, rows, chosen, fitting)
+        order, weights = self._rank(table, request, group, rows, soft,
+                                    self.driver.host_subset_size)
+        # the random pick among the best never gives up a soft rule the
+        # best one keeps
+        soft = soft[order]
+        eligible = np.flatnonzero(soft == soft[0])
+        pick = int(eligible[self.driver.rng.integers(len(eligible))])
+        return int(rows[order[pick]]), float(weights[pick])
 
     def _alternates(self, table, request, primary, rows, chosen,
                     consumer):
@@ -125,24 +130,27 @@ class GroupPlanner:
         rows = rows[(rows != chosen[primary.name])
                     & fit.fits_all(table, primary.resources, rows)]
         if primary.is_compute:
-            rows, _ = _group_rule(request, table, rows)
+            rows = _group_rule(request, table, rows)
         if not len(rows):
             return []
         wanted = self.driver.max_attempts - 1
-        ranked, weights = self._rank(table, request, primary, rows, others,
-                                     wanted)
+        order, weights = self._rank(
+            table, request, primary, rows,
+            _soft_matches(table, request, primary, rows, others), wanted)
+        ranked = rows[order]
         return [_selection(table, primary, dict(others, **{
             primary.name: int(row)}), consumer, True, weight)
             for row, weight in zip(ranked[:wanted], weights)]
 
-    def _rank(self, table, request, group, rows, chosen, wanted):
+    def _rank(self, table, request, group, rows, soft, wanted):
+        """Positions in ``rows`` of the ``wanted`` best, best first, and
+        their weights; ``soft``: the soft rules each row keeps."""
         if group.is_compute:
             total = self.driver._weigh(table, rows, request)
         else:
             total = normalize(_free_share(table, group, rows))
-        total = total + self.multiplier * _soft_matches(
-            table, request, group, rows, chosen)
-        return self.driver._top(rows, total, wanted)
+        total = total + self.multiplier * soft
+        return self.driver._top(np.arange(len(rows)), total, wanted)
 
     def _consistent(self, table, request, fitting):
         """Hard 'same' rules: keep the providers whose scope value has
@@ -234,17 +242,25 @@ def _allowed(table, request, group, rows, chosen):
     return rows
 
 
-def _soft_matches(table, request, group, rows, chosen):
-    """How many soft rules each row keeps with the groups ``chosen``."""
+def _soft_matches(table, request, group, rows, chosen, fitting=None):
+    """How many soft rules each row keeps with the groups ``chosen``;
+    half a rule for a 'same' rule a group still to choose could keep
+    (its ``fitting`` rows have the row's value), so the first choice
+    leaves room to keep the rule."""
     matches = np.zeros(len(rows), dtype=np.float64)
     for rule in request.locality:
         if rule.hard or group.name not in rule.groups:
             continue
         column = scope_column(table, rule.scope)
         for other in rule.groups:
-            if other != group.name and other in chosen:
+            if other == group.name:
+                continue
+            if other in chosen:
                 same = _same_as(column, rows, chosen[other])
                 matches += same if rule.policy == 'same' else ~same
+            elif fitting is not None and rule.policy == 'same':
+                values = np.unique(column[fitting[other]])
+                matches += 0.5 * np.isin(column[rows], values[values >= 0])
     return matches
 
 
@@ -266,8 +282,8 @@ def _free_share(table, group, rows):
 def _group_rule(request, table, rows):
     """The rows the request's server group allows (hard policies)."""
     if request.group is None or not len(rows):
-        return rows, None
-    return rows[request.group.allows(table, rows)], None
+        return rows
+    return rows[request.group.allows(table, rows)]
 
 
 def _selection(table, primary, chosen, consumer, is_alternate, weight):

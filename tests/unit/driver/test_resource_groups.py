@@ -180,3 +180,16 @@ def test_alternates_keep_the_other_groups_and_the_hard_rules(db, driver):
         assert alt.provider_for('volume') == chosen.provider_for('volume')
         assert _rack(alt.host) == _rack(chosen.provider_for('volume')[0])
         assert alt.host != chosen.host
+
+
+def test_anti_affinity_counts_only_the_instances_hosts(db, driver):
+    _cloud(db, racks=('r1',))
+    spec = _spec([COMPUTE, VOLUME], num_instances=2)
+    spec.instance_group = objects.InstanceGroup(
+        uuid=UUIDS[39], policy='anti-affinity', members=[], hosts=[])
+    spec.obj_complete('spec')
+    result = driver.select_destinations(CTXT, spec,
+                                        instance_uuids=UUIDS[:2])
+    # both volumes on the one backend, the instances on two hosts
+    assert {s.provider_for('volume')[0] for [s] in result} == {'vol-r1'}
+    assert len({s.host for [s] in result}) == 2
