@@ -28,7 +28,8 @@ from scheduler.bench import cluster
 from scheduler.bench import report
 from scheduler.bench.options import Options
 
-SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'steady', 'writers')
+SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'steady', 'writers',
+             'providers')
 RPC_ONLY = ('storm', 'churn', 'batch', 'steady')
 
 

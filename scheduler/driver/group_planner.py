@@ -159,16 +159,13 @@ class GroupPlanner:
                  if r.hard and r.policy == 'same']
         for _ in range(2 if len(rules) > 1 else 1):
             for rule in rules:
-                column = scope_column(table, rule.scope)
-                common = None
+                column, count = scope_column(table, rule.scope)
+                common = np.ones(count + 1, dtype=bool)
                 for name in rule.groups:
-                    values = np.unique(column[fitting[name]])
-                    common = values if common is None else \
-                        np.intersect1d(common, values, assume_unique=True)
-                common = common[common >= 0]
+                    common &= _present(column, fitting[name], count)
                 for name in rule.groups:
                     fitting[name] = fitting[name][
-                        np.isin(column[fitting[name]], common)]
+                        common[column[fitting[name]] + 1]]
 
     def _none_fit(self, table, request, group, plan):
         diagnosis = Diagnosis(table.size)
@@ -186,11 +183,22 @@ class GroupPlanner:
 
 
 def scope_column(table, scope):
-    """Value ids of locality ``scope`` per row: the zone column for
-    'availability_zone' (aggregates may set it), the labels otherwise."""
+    """Value ids of locality ``scope`` per row (-1: none) and how many
+    ids there are: the zone column for 'availability_zone' (aggregates
+    may set it), the labels otherwise."""
     if scope == 'availability_zone':
-        return table.az[:table.size]
-    return table.labels.locality(scope, table.size)
+        return table.az[:table.size], len(table.az_names)
+    return (table.labels.locality(scope, table.size),
+            table.labels.value_count(scope))
+
+
+def _present(column, rows, count):
+    """Mask over value id + 1: the values some of ``rows`` have (a
+    bincount, not a sort: O(rows))."""
+    present = np.zeros(count + 1, dtype=bool)
+    present[column[rows] + 1] = True
+    present[0] = False
+    return present
 
 
 def _primary(request):
@@ -233,7 +241,7 @@ def _allowed(table, request, group, rows, chosen):
     for rule in request.locality:
         if not rule.hard or group.name not in rule.groups:
             continue
-        column = scope_column(table, rule.scope)
+        column, _ = scope_column(table, rule.scope)
         for other in rule.groups:
             if other == group.name or other not in chosen:
                 continue
@@ -251,7 +259,7 @@ def _soft_matches(table, request, group, rows, chosen, fitting=None):
     for rule in request.locality:
         if rule.hard or group.name not in rule.groups:
             continue
-        column = scope_column(table, rule.scope)
+        column, count = scope_column(table, rule.scope)
         for other in rule.groups:
             if other == group.name:
                 continue
@@ -259,8 +267,8 @@ def _soft_matches(table, request, group, rows, chosen, fitting=None):
                 same = _same_as(column, rows, chosen[other])
                 matches += same if rule.policy == 'same' else ~same
             elif fitting is not None and rule.policy == 'same':
-                values = np.unique(column[fitting[other]])
-                matches += 0.5 * np.isin(column[rows], values[values >= 0])
+                present = _present(column, fitting[other], count)
+                matches += 0.5 * present[column[rows] + 1]
     return matches
 
 

@@ -82,6 +82,10 @@ class ProviderLabels:
             index = values[value] = len(values)
         return index
 
+    def value_count(self, key):
+        """How many distinct values locality ``key`` has had."""
+        return len(self._values.get(key, ()))
+
     def value_name(self, key, index):
         """The locality value whose id is ``index`` (None for -1)."""
         for value, i in self._values.get(key, {}).items():
