@@ -32,9 +32,13 @@ def column_fits(table, rc, amount, rows=None):
         n = table.size if rows is None else len(rows)
         return np.zeros(n, dtype=bool)
     sl = slice(0, table.size) if rows is None else rows
-    return ((table.free(rc, rows) >= amount)
-            & _units_ok(columns.min_unit[sl], columns.max_unit[sl],
-                        columns.step_size[sl], amount))
+    mask = ((table.free(rc, rows) >= amount)
+            & (columns.min_unit[sl] <= amount)
+            & (columns.max_unit[sl] >= amount))
+    if amount != 1 and columns.stepped:
+        # a modulo over every row only where some inventory has a step
+        mask &= amount % np.maximum(columns.step_size[sl], 1) == 0
+    return mask
 
 
 def fits_all(table, resources, rows=None):

@@ -12,21 +12,13 @@ from oslo_utils import uuidutils
 
 from scheduler import claims
 from scheduler import exception
-from scheduler import metrics
-from scheduler import notifications
 from scheduler import objects
 from scheduler.objects import nova_compat
-from scheduler import plugins
-from scheduler import reports
-from scheduler import resource_classes as rcs
 from scheduler import resource_groups
+from scheduler import worker
 from scheduler.db import aggregates as db_aggregates
-from scheduler.db import api as db_api
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
-from scheduler.driver import filter_scheduler
-from scheduler.host_state import HostStateCache
-from scheduler.weighers import image_properties as image_properties_weigher
 
 LOG = logging.getLogger(__name__)
 
@@ -61,32 +53,20 @@ class SchedulerManager:
 
     target = oslo_messaging.Target(version='1.2')
 
-    def __init__(self, conf, db=None):
-        """Tracker reports go through a ReportWriter (``report_writer``):
-        call its ``flush()`` to wait until they are written."""
+    def __init__(self, conf, db=None, parts=None):
+        """``parts``: the worker's collaborators (``scheduler.worker``),
+        built from ``conf`` (and ``db``) when not given. Tracker reports go
+        through ``report_writer``: call its ``flush()`` to wait until they
+        are written."""
         self.conf = conf
-        self.db = db or db_api.Database(conf)
-        self.ratio_defaults = {
-            rcs.VCPU: conf.scheduler.default_cpu_allocation_ratio,
-            rcs.MEMORY_MB: conf.scheduler.default_ram_allocation_ratio,
-            rcs.DISK_GB: conf.scheduler.default_disk_allocation_ratio,
-        }
-        self.recorder = metrics.DecisionRecorder()
-        self.report_writer = reports.ReportWriter(
-            self.db, self.ratio_defaults,
-            # a heartbeat-only report is written this often (ComputeFilter)
-            fresh_for=conf.scheduler.service_down_time / 2.0,
-            recorder=self.recorder)
-        self.host_cache = HostStateCache(
-            self.db, refresh_interval=conf.scheduler.refresh_interval,
-            default_zone=conf.scheduler.default_availability_zone,
-            image_properties=_counted_image_properties(conf))
-        self.host_cache.start()
-        self.notifier = notifications.SelectDestinationsNotifier(
-            conf, conf.host)
-        self.driver = filter_scheduler.FilterScheduler(
-            conf, self.db, self.host_cache, plugins.load_filters(conf),
-            plugins.load_weighers(conf), recorder=self.recorder)
+        parts = parts or worker.build(conf, db)
+        self.db = parts.db
+        self.ratio_defaults = parts.ratio_defaults
+        self.recorder = parts.recorder
+        self.report_writer = parts.report_writer
+        self.host_cache = parts.host_cache
+        self.notifier = parts.notifier
+        self.driver = parts.driver
 
     def stop(self):
         """Write the reports still pending (clean shutdown)."""
@@ -211,15 +191,6 @@ class SchedulerManager:
         node = None if isinstance(name, str) else node
         if not db_providers.record_build_failure(self.db, host, node):
             LOG.warning('build_failed for unknown host %r', name)
-
-
-def _counted_image_properties(conf):
-    """The image properties workers must count per host: those of
-    ImagePropertiesWeigher's setting, if that weigher is enabled."""
-    if 'ImagePropertiesWeigher' not in conf.filter_scheduler.enabled_weighers:
-        return ()
-    return tuple(image_properties_weigher.parse_setting(
-        conf.filter_scheduler.image_props_weight_setting))
 
 
 def _object_list(value, cls, field):

@@ -1,6 +1,7 @@
 """``scheduler-bench``: measure the scheduler against its scale targets.
 
-    scheduler-bench [latency|storm|fill|churn|batch|steady|writers|all]
+    scheduler-bench [latency|storm|fill|churn|batch|steady|writers|million|
+                     all]
                     [--quick]
                     [--db postgresql|mariadb|sqlite]
                     [--output-dir bench-results] [--plot] [--hosts N ...]
@@ -29,7 +30,7 @@ from scheduler.bench import report
 from scheduler.bench.options import Options
 
 SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'steady', 'writers',
-             'providers')
+             'million', 'providers')
 RPC_ONLY = ('storm', 'churn', 'batch', 'steady')
 
 

@@ -38,6 +38,9 @@ _COLUMN_FIELDS = {'uuid', 'host', 'hypervisor_hostname', 'disabled',
                   'used'}
 
 
+_LABEL_FIELDS = ('traits', 'locality')
+
+
 def _naive_utc(value):
     if value is None:
         return None
@@ -88,6 +91,10 @@ def _attributes(node):
     values = {}
     for name in node.fields:
         if name in _COLUMN_FIELDS or not node.obj_attr_is_set(name):
+            continue
+        if name in _LABEL_FIELDS and not getattr(node, name):
+            # no traits, no locality: left out, so workers need not decode
+            # the row's JSON to label it (scheduler.host_state.table)
             continue
         values[name] = node.fields[name].to_primitive(
             node, name, getattr(node, name))
@@ -373,6 +380,23 @@ def load_changes(db, since=None, provider_ids=None, until=None):
                     owner['inventories'][inv.resource_class] = \
                         dict(inv._mapping)
     return rows
+
+
+def load_all(db):
+    """Every provider and inventory as plain tuples, for a cold load
+    (``scheduler.host_state.bulk``; its module names the columns)."""
+    providers = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
+                          P.c.generation, P.c.disabled,
+                          P.c.availability_zone, P.c.reported_at,
+                          P.c.attributes, P.c.failed_builds, P.c.kind)
+    inventories = sa.select(INV.c.provider_id, INV.c.resource_class,
+                            INV.c.total, INV.c.reserved, INV.c.capacity,
+                            INV.c.reported_used, INV.c.claimed,
+                            INV.c.min_unit, INV.c.max_unit,
+                            INV.c.step_size, INV.c.allocation_ratio)
+    with db.reader() as session:
+        return (session.execute(providers).tuples().all(),
+                session.execute(inventories).tuples().all())
 
 
 def find_provider(db, name):

@@ -100,6 +100,8 @@ class FilterScheduler:
         self.claim_retries = conf.scheduler.claim_retries
         self.rng = rng or np.random.default_rng()
         self.recorder = recorder or metrics.DecisionRecorder()
+        self._fit_filtered = any(f.name == 'ResourceFitFilter'
+                                 for f in filters)
         self.assumed = AssumedClaims(host_cache)
         self.groups = GroupPlanner(
             self, conf.filter_scheduler.locality_weight_multiplier)
@@ -275,17 +277,24 @@ class FilterScheduler:
                       _names(table, removed),
                       'force/ignore/retry/destination' if len(removed)
                       else None)
+        hosts_in = int(np.count_nonzero(alive))
         for plugin in self.filters:
-            rows = np.flatnonzero(alive)
-            if not len(rows):
+            if not hosts_in:
                 break
+            # the row list only for per-host plugins (hot spot 4)
+            rows = None if plugin.vectorized else np.flatnonzero(alive)
             mask = plugin.mask_for(table, request, rows)
-            out = rows[~mask[rows]]
-            detail = (plugin.explain(table, request, out)
-                      if len(out) else None)
-            diagnosis.add(plugin.name, len(rows), len(out),
-                          _names(table, out), detail)
-            alive &= mask
+            removed = alive & ~mask
+            hosts_out = int(np.count_nonzero(removed))
+            if hosts_out:
+                out = np.flatnonzero(removed)
+                diagnosis.add(plugin.name, hosts_in, hosts_out,
+                              _names(table, out),
+                              plugin.explain(table, request, out))
+                alive &= mask
+            else:
+                diagnosis.add(plugin.name, hosts_in, 0, [], None)
+            hosts_in -= hosts_out
         LOG.debug('Filters: %s', '; '.join(
             '%(filter)s %(hosts_in)d -> %(hosts_out)d removed' % step
             for step in diagnosis.steps))
@@ -303,8 +312,13 @@ class FilterScheduler:
 
     def _place_one(self, table, request, candidates, consumer,
                    return_alternates, plan, diagnosis, total, key):
-        fitting = candidates[fit.fits_all(table, request.resources,
-                                          candidates)]
+        if plan.claims or not self._fit_filtered:
+            fitting = candidates[fit.fits_all(table, request.resources,
+                                              candidates)]
+        else:
+            # the ResourceFitFilter applied this very rule to this table
+            # under the same lock: nothing changed since
+            fitting = candidates
         fitting, group_note = _allowed_by_group(request, table, fitting)
         if not len(fitting):
             notes = ['only %d of %d instances fit, none placed' % (

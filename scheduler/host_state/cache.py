@@ -31,6 +31,7 @@ from scheduler.db import aggregates as db_aggregates
 from scheduler.db import changes
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
+from scheduler.host_state import bulk
 from scheduler.host_state.table import HostTable
 
 LOG = logging.getLogger(__name__)
@@ -120,19 +121,22 @@ class HostStateCache:
         # dozens of useless passes over them
         gc.disable()
         try:
-            rows = db_providers.load_changes(self.db)
+            providers, inventories = db_providers.load_all(self.db)
             aggregates = db_aggregates.load_aggregate_changes(self.db)
             instances = (db_instances.load_instance_changes(self.db)
                          if self.table.image_properties.enabled else None)
             with self.lock:
-                self.table.apply(rows)
+                if self.table.size:
+                    self.table.apply(db_providers.load_changes(self.db))
+                else:
+                    bulk.load(self.table, providers, inventories)
                 self._apply_others(aggregates, instances)
         finally:
             gc.enable()
             gc.freeze()
         self.position = current
-        self.rows_applied += len(rows)
-        return len(rows)
+        self.rows_applied += len(providers)
+        return len(providers)
 
     def _apply_changes(self, current, epoch):
         since = self.position

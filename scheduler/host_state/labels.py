@@ -42,6 +42,17 @@ class ProviderLabels:
         self._row_traits.append(frozenset())
         self._row_keys.append(frozenset())
 
+    def set_bulk(self, kinds, hosts, n):
+        """Label the first ``n`` rows of an empty table: their kinds and
+        host names (no traits, no other locality yet)."""
+        ids = {kind: self.kind_id(kind or 'compute') for kind in set(kinds)}
+        self.kind[:n] = np.fromiter((ids[k] for k in kinds), np.int32, n)
+        column = self._column(self._locality, HOST_SCOPE, -1)
+        column[:n] = np.fromiter(
+            (self.value_id(HOST_SCOPE, host) for host in hosts), np.int32, n)
+        self._row_traits.extend([frozenset()] * n)
+        self._row_keys.extend([frozenset((HOST_SCOPE,))] * n)
+
     def set_row(self, row, kind, traits, locality):
         """Label ``row``: its kind, traits (names) and locality (a dict
         with at least the ``'host'`` key)."""

@@ -11,13 +11,13 @@ reload of the row never erases: only ``forget`` or ``confirm`` do.
 """
 
 import datetime
-import json
 
 import numpy as np
 
 from scheduler import fit
 from scheduler import resource_classes as rcs
 from scheduler.host_state.aggregates import AggregateIndex
+from scheduler.host_state.attributes import AttributeStore
 from scheduler.host_state.image_properties import ImagePropertyIndex
 from scheduler.host_state.labels import HOST_SCOPE
 from scheduler.host_state.labels import ProviderLabels
@@ -42,6 +42,8 @@ class _ResourceColumns:
         self.allocation_ratio = np.zeros(size, dtype=np.float64)
         self.free = np.zeros(size, dtype=np.int64)
         self.assumed = np.zeros(size, dtype=np.int64)
+        # does any row have a step_size above 1 (scheduler.fit)?
+        self.stepped = False
 
     def update_free(self, row):
         self.free[row] = self.capacity[row] - max(
@@ -63,6 +65,7 @@ class _ResourceColumns:
             for name in self.NAMES:
                 getattr(self, name)[row] = inventory[name]
             self.allocation_ratio[row] = inventory['allocation_ratio']
+            self.stepped = self.stepped or inventory['step_size'] > 1
         self.update_free(row)
 
 
@@ -97,7 +100,7 @@ class HostTable:
         self.reported_zones = []
         self.nodenames = []
         self.uuids = []
-        self.attributes = []
+        self.attributes = AttributeStore()
         self.az_names = []
         self._az_index = {}
         self._row_of = {}
@@ -140,7 +143,7 @@ class HostTable:
         self.reported_zones.append(None)
         self.nodenames.append(provider['nodename'])
         self.uuids.append(provider['uuid'])
-        self.attributes.append({})
+        self.attributes.append()
         self.labels.append()
         return row
 
@@ -171,24 +174,33 @@ class HostTable:
             if reported is not None else 0.0)
         self.reported_zones[row] = provider.get('availability_zone')
         self._set_zone(row)
-        attributes = provider.get('attributes')
-        if isinstance(attributes, str):
-            attributes = json.loads(attributes)
-        self.attributes[row] = attributes or {}
+        self.attributes.set(row, provider.get('attributes'))
         self.failed_builds[row] = provider.get('failed_builds') or 0
-        locality = dict(self.attributes[row].get('locality') or {})
-        locality[HOST_SCOPE] = self.hosts[row]
-        self.labels.set_row(row, provider.get('kind'),
-                            self.attributes[row].get('traits'), locality)
-        for name, (column, default) in self._attribute_columns.items():
-            column[row] = _number(_lookup(self.attributes[row], name),
-                                  default)
+        self._set_labels(row, provider)
+        if self._attribute_columns:
+            attributes = self.attributes.peek(row)
+            for name, (column, default) in self._attribute_columns.items():
+                column[row] = _number(_lookup(attributes, name), default)
         inventories = provider.get('inventories', {})
         for rc in inventories:
             if rc not in self.resources:
                 self.resources[rc] = _ResourceColumns(self._allocated)
         for rc, columns in self.resources.items():
             columns.set_row(row, inventories.get(rc))
+
+    def _set_labels(self, row, provider):
+        """Kind, traits and locality of the row (``labels``); the JSON
+        text is only decoded when it holds non-empty traits or locality
+        (most compute nodes have neither)."""
+        raw = provider.get('attributes')
+        attributes = {}
+        if isinstance(raw, dict) or (raw and (
+                '"traits": ["' in raw or '"locality": {"' in raw)):
+            attributes = self.attributes.peek(row)
+        locality = dict(attributes.get('locality') or {})
+        locality[HOST_SCOPE] = self.hosts[row]
+        self.labels.set_row(row, provider.get('kind'),
+                            attributes.get('traits'), locality)
 
     def apply_aggregates(self, changes):
         """Apply aggregate changes and re-derive the zones they affect."""
@@ -281,7 +293,7 @@ class HostTable:
         cached = self._attribute_columns.get(name)
         if cached is None:
             column = np.full(self._allocated, default, dtype=np.float64)
-            for row, attributes in enumerate(self.attributes):
+            for row, attributes in self.attributes.each_decoded():
                 column[row] = _number(_lookup(attributes, name), default)
             cached = self._attribute_columns[name] = (column, default)
         return cached[0][:self.size]

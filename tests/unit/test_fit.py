@@ -45,6 +45,7 @@ def test_python_and_numpy_forms_agree(case):
     columns = table.resources[rcs.VCPU]
     columns.min_unit[0], columns.max_unit[0] = min_unit, max_unit
     columns.step_size[0] = step
+    columns.stepped = step > 1
     assert bool(fit.column_fits(table, rcs.VCPU, amount)[0]) is fits
     assert table.fits(0, {rcs.VCPU: amount}) is fits
 

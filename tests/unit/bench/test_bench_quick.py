@@ -41,3 +41,17 @@ def test_plot_without_matplotlib_says_how_to_install(tmp_path, capsys,
 def test_rpc_scenarios_refuse_no_rpc(capsys):
     assert bench.main(['storm', '--no-rpc']) == 2
     assert 'needs RabbitMQ' in capsys.readouterr().err
+
+
+def test_million_scenario_in_memory(tmp_path, capsys):
+    code = bench.main(['million', '--hosts', '2000', '--requests', '20',
+                       '--output-dir', str(tmp_path), '--no-progress'])
+    out = capsys.readouterr().out
+    # the target is about 1M hosts: not measured at 2k
+    assert code == 0, out
+    result = json.loads((tmp_path / 'million.json').read_text())
+    assert result['hosts'] == 2000
+    assert result['decision']['count'] == 20
+    assert 0 < result['decision']['p50'] <= result['decision']['p99']
+    assert result['table_mb'] > 0
+    assert 'at_1m' not in result
