@@ -13,6 +13,12 @@ a ``ClaimConflict`` (another worker was faster), forgotten in memory, the
 providers involved re-read and the request planned again, up to
 ``[scheduler] claim_retries`` times; then it fails with ``NoValidHost``.
 
+A request with ``resource_groups`` (a volume, a port ... beside or
+instead of the instance) is planned by ``GroupPlanner``
+(``scheduler.driver.group_planner``): one provider per group and
+instance, all claimed in the same transaction; a request without groups
+only ever considers compute providers.
+
 A NoValidHost is only answered from a view that is fresh (a forced
 refresh when the poller may be behind) and holds no tentative claim of
 another request of this worker (which might still lose): otherwise the

@@ -85,7 +85,8 @@ class GroupPlanner:
         self._consistent(table, request, fitting)
         for group in request.groups:
             if not len(fitting[group.name]):
-                self._none_fit(table, request, group, plan)
+                self._none_fit(table, request, group, plan,
+                               len(rows_by_group[group.name]))
         chosen, weights = {}, {}
         for group in sorted(request.groups,
                             key=lambda g: len(fitting[g.name])):
@@ -112,7 +113,8 @@ class GroupPlanner:
         rows = _allowed(table, request, group, fitting[group.name], chosen)
         rows = rows[fit.fits_all(table, group.resources, rows)]
         if not len(rows):
-            self._none_fit(table, request, group, plan)
+            self._none_fit(table, request, group, plan,
+                           len(fitting[group.name]))
         soft = _soft_matches(table, request, group, rows, chosen, fitting)
         order, weights = self._rank(table, request, group, rows, soft,
                                     self.driver.host_subset_size)
@@ -167,8 +169,14 @@ class GroupPlanner:
                     fitting[name] = fitting[name][
                         common[column[fitting[name]] + 1]]
 
-    def _none_fit(self, table, request, group, plan):
-        diagnosis = Diagnosis(table.size)
+    def _none_fit(self, table, request, group, plan, candidates):
+        """NoValidHost: none of the group's ``candidates`` providers
+        (of its kind and traits, past the filters) has room for it."""
+        diagnosis = Diagnosis(candidates)
+        diagnosis.add('GroupPlacement', candidates, candidates, [],
+                      'resource group %r: %s' % (group.name, ', '.join(
+                          '%s %d' % item for item in sorted(
+                              group.resources.items()))))
         rules = [r.scope for r in request.locality
                  if r.hard and group.name in r.groups]
         note = 'no provider of kind %s fits resource group %r' % (

@@ -115,7 +115,9 @@ def test_hard_rule_without_a_common_rack_is_no_valid_host(db, driver):
     with pytest.raises(exception.NoValidHost) as exc:
         driver.select_destinations(CTXT, _spec([COMPUTE, ssd], [SAME_RACK]),
                                    instance_uuids=[UUIDS[0]])
-    assert 'rack' in exc.value.kwargs['reason']
+    reason = exc.value.kwargs['reason']
+    assert 'GroupPlacement' in reason and 'hard locality rules (rack)' in \
+        reason, reason
     assert claims.list_allocations(db) == []
 
 
