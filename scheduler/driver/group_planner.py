@@ -156,18 +156,18 @@ class GroupPlanner:
 
     def _consistent(self, table, request, fitting):
         """Hard 'same' rules: keep the providers whose scope value has
-        room in every group of the rule (twice: rules may chain)."""
+        room in every group of the rule; a rule runs again only when
+        another one shrank one of its groups (rules may chain)."""
         rules = [r for r in request.locality
                  if r.hard and r.policy == 'same']
-        for _ in range(2 if len(rules) > 1 else 1):
-            for rule in rules:
-                column, count = scope_column(table, rule.scope)
-                common = np.ones(count + 1, dtype=bool)
-                for name in rule.groups:
-                    common &= _present(column, fitting[name], count)
-                for name in rule.groups:
-                    fitting[name] = fitting[name][
-                        common[column[fitting[name]] + 1]]
+        todo = list(rules)
+        for _ in range(3 * len(rules)):
+            if not todo:
+                return
+            rule = todo.pop(0)
+            shrunk = _keep_common(table, rule, fitting)
+            todo += [r for r in rules if r is not rule and r not in todo
+                     and shrunk & set(r.groups)]
 
     def _none_fit(self, table, request, group, plan, candidates):
         """NoValidHost: none of the group's ``candidates`` providers
@@ -198,6 +198,22 @@ def scope_column(table, scope):
         return table.az[:table.size], len(table.az_names)
     return (table.labels.locality(scope, table.size),
             table.labels.value_count(scope))
+
+
+def _keep_common(table, rule, fitting):
+    """Keep in each group of ``rule`` the rows whose scope value every
+    group of the rule has; the names of the groups that lost rows."""
+    column, count = scope_column(table, rule.scope)
+    common = np.ones(count + 1, dtype=bool)
+    for name in rule.groups:
+        common &= _present(column, fitting[name], count)
+    shrunk = set()
+    for name in rule.groups:
+        kept = fitting[name][common[column[fitting[name]] + 1]]
+        if len(kept) != len(fitting[name]):
+            shrunk.add(name)
+        fitting[name] = kept
+    return shrunk
 
 
 def _present(column, rows, count):
