@@ -162,7 +162,10 @@ class FilterScheduler:
 
     def _refresh(self, decision, force=False):
         decision.timed('refresh', self.cache.refresh, force)
-        decision.fresh = force or self.cache.refresh_interval <= 0
+        # once forced, the view stays as fresh as this worker can make it
+        # (later changes of its own are applied in memory)
+        decision.fresh = (decision.fresh or force
+                          or self.cache.refresh_interval <= 0)
         lag = self.cache.staleness()
         if lag is not None:
             self.recorder.refresh_lag(lag)

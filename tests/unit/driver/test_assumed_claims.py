@@ -115,3 +115,24 @@ def test_a_confirmed_claim_survives_a_refresh_read_before_it(db, driver):
     table.apply([stale], read_epoch=epoch)
     assert table.resources['VCPU'].claimed[0] == 3
     assert table.take_dirty() == {int(table.provider_id[0])}
+
+
+def test_a_true_refusal_from_a_polled_view_is_answered(conf, db,
+                                                       make_driver):
+    # with a poller (refresh_interval > 0) the refusal is checked against
+    # one forced refresh, then answered: not re-checked for ever
+    fakes.report(db, 'h1', vcpus=2, cpu_allocation_ratio=1.0)
+    driver = make_driver(refresh_interval=3600)
+    driver.cache.refresh()
+    driver.cache.start()
+    try:
+        assert driver.cache.polling
+        answers = []
+        asking = threading.Thread(target=lambda: answers.append(
+            _try(driver, vcpus=4)), daemon=True)
+        asking.start()
+        asking.join(10)
+        assert not asking.is_alive(), 'the refusal was never answered'
+        assert isinstance(answers[0], exception.NoValidHost)
+    finally:
+        driver.cache.stop()

@@ -5,6 +5,8 @@ import pytest
 
 from scheduler import claims
 from scheduler import resource_classes as rcs
+from scheduler.db import api as db_api
+from scheduler.db import models
 from scheduler.host_state import HostStateCache
 
 from .. import fakes
@@ -97,3 +99,31 @@ def test_empty_database(db):
     assert cache.table.size == 0
     fakes.report(db, 'first')
     assert cache.refresh() == 1
+
+
+def _old_release_write(db, provider_id, used):
+    """A write as the previous release makes it: change_counter and
+    change_seq only, nothing in the striped feed."""
+    inv, prov = models.inventories, models.providers
+    with db.writer() as session:
+        session.execute(inv.update().where(
+            inv.c.provider_id == provider_id,
+            inv.c.resource_class == rcs.VCPU).values(reported_used=used))
+        seq = db_api.next_change_seq(session)
+        session.execute(prov.update().where(prov.c.id == provider_id)
+                        .values(change_seq=seq))
+
+
+@pytest.mark.parametrize('legacy', [True, False])
+def test_legacy_counter_lets_workers_see_the_previous_release(db, hosts,
+                                                              legacy):
+    db.legacy_change_counter = legacy
+    cache = HostStateCache(db)
+    cache.refresh()
+    row = cache.table.row_of(hosts[0])
+    _old_release_write(db, hosts[0], 7)
+    cache.refresh()
+    seen = cache.table.resources[rcs.VCPU].reported_used[row]
+    # with the option, the previous release's write is seen at once;
+    # without it, only the striped feed is followed
+    assert seen == (7 if legacy else 0)
