@@ -99,10 +99,16 @@ class SchedulerManager:
         if not isinstance(return_alternates, bool):
             raise exception.InvalidField(
                 field='return_alternates', reason='expected a boolean')
-        return self.notifier.wrap(
+        selections = self.notifier.wrap(
             ctxt, spec_obj, uuids, lambda: self.driver.select_destinations(
                 ctxt, spec_obj, instance_uuids=uuids,
                 return_alternates=return_alternates))
+        if not spec_obj.resource_groups:
+            # a caller of the previous release (it cannot send groups)
+            # reads Selection 1.0 only; without groups nothing is lost
+            for selection in (s for per in selections for s in per):
+                selection.wire_version = objects.Selection.LEGACY_VERSION
+        return selections
 
     def update_resource_stats(self, ctxt, name=None, stats=None):
         try:

@@ -90,6 +90,15 @@ class SchedulerObjectSerializer(ovo_base.VersionedObjectSerializer):
 
     OBJ_BASE_CLASS = SchedulerObject
 
+    def serialize_entity(self, context, entity):
+        """An object whose ``wire_version`` attribute is set goes on the
+        wire at that version (``obj_make_compatible``): a reply to a
+        caller that may be of an older release."""
+        version = getattr(entity, 'wire_version', None)
+        if isinstance(entity, SchedulerObject) and version:
+            return entity.obj_to_primitive(target_version=version)
+        return super().serialize_entity(context, entity)
+
     def deserialize_entity(self, context, entity):
         try:
             return super().deserialize_entity(context, entity)

@@ -23,6 +23,10 @@ class Selection(base.SchedulerObject):
     # Version 1.0: Initial version
     # Version 1.1: Added providers (one provider per resource group)
     VERSION = '1.1'
+    #: what a request without resource groups is answered with on the
+    #: wire (``scheduler.manager``): its caller may be of a release that
+    #: reads 1.0 only, and such a selection has no ``providers`` to lose
+    LEGACY_VERSION = '1.0'
 
     fields = {
         'host': fields.StringField(),

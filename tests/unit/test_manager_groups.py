@@ -79,3 +79,29 @@ def test_client_refuses_bad_groups_and_reports_before_sending(conf,
         client.update_resource_stats(CTXT, 'cinder1', {
             'kind': 'storage', 'traits': ['CUSTOM_ssd']})
     assert exc.value.kwargs['field'] == 'stats.traits[0]'
+
+
+def _wire_versions(result):
+    serializer = objects.SchedulerObjectSerializer()
+    return {s['scheduler_object.version']
+            for per in serializer.serialize_entity(None, result)
+            for s in per}
+
+
+def test_replies_without_groups_go_at_the_version_old_callers_read(manager):
+    manager.update_resource_stats(CTXT, 'h1', {
+        'vcpus': 8, 'memory_mb': 8192, 'local_gb': 100})
+    manager.update_resource_stats(CTXT, 'cinder1', {
+        'kind': 'storage', 'inventories': {'DISK_GB': {'total': 100}}})
+    manager.report_writer.flush()
+    classic = manager.select_destinations(CTXT, spec_obj=objects.RequestSpec(
+        flavor=objects.Flavor(vcpus=1, memory_mb=512)))
+    assert _wire_versions(classic) == {'1.0'}
+    grouped = manager.select_destinations(CTXT, spec_obj=_groups_spec(
+        VOLUME))
+    assert _wire_versions(grouped) == {'1.1'}
+    # what an old caller rebuilds from the 1.0 primitive still answers
+    rebuilt = objects.SchedulerObjectSerializer().deserialize_entity(
+        None, objects.SchedulerObjectSerializer().serialize_entity(
+            None, classic))
+    assert rebuilt[0][0].provider_for('compute')[0] == 'h1'
