@@ -195,3 +195,34 @@ def test_anti_affinity_counts_only_the_instances_hosts(db, driver):
     # both volumes on the one backend, the instances on two hosts
     assert {s.provider_for('volume')[0] for [s] in result} == {'vol-r1'}
     assert len({s.host for [s] in result}) == 2
+
+
+def test_hard_different_keeps_groups_apart(db, driver):
+    _cloud(db, racks=('r1', 'r2'))
+    replica = dict(VOLUME, name='replica')
+    apart = {'groups': ['volume', 'replica'], 'scope': 'rack',
+             'policy': 'different'}
+    for index in range(4):
+        [[selection]] = driver.select_destinations(
+            CTXT, _spec([VOLUME, replica], [apart]),
+            instance_uuids=[UUIDS[index]])
+        assert {selection.provider_for('volume')[0],
+                selection.provider_for('replica')[0]} == {'vol-r1', 'vol-r2'}
+
+
+def test_same_host_scope(db, driver):
+    _report(db, 'hci1', vcpus=8, memory_mb=16384, local_gb=100)
+    _report(db, 'hci2', vcpus=8, memory_mb=16384, local_gb=100)
+    # a storage pool on each of the two hosts (node 'pool')
+    for name in ('hci1', 'hci2'):
+        node = objects.ComputeNode.from_stats(name, 'pool', {
+            'kind': 'storage', 'inventories': {'DISK_GB': {'total': 500}}})
+        db_providers.record_compute_node(db, node, fakes.RATIO_DEFAULTS)
+    same = {'groups': ['compute', 'volume'], 'scope': 'host',
+            'policy': 'same'}
+    result = driver.select_destinations(
+        CTXT, _spec([COMPUTE, VOLUME], [same], num_instances=4),
+        instance_uuids=UUIDS[:4])
+    for [selection] in result:
+        host, node, _ = selection.provider_for('volume')
+        assert host == selection.host and node == 'pool'
