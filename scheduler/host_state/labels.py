@@ -97,13 +97,6 @@ class ProviderLabels:
         """How many distinct values locality ``key`` has had."""
         return len(self._values.get(key, ()))
 
-    def value_name(self, key, index):
-        """The locality value whose id is ``index`` (None for -1)."""
-        for value, i in self._values.get(key, {}).items():
-            if i == index:
-                return value
-        return None
-
     # -- masks over the first ``size`` rows --------------------------------
 
     def of_kind(self, name, size):
