@@ -29,6 +29,7 @@ reports are retried by ``wrap_db_retry``.
 import collections
 import dataclasses
 import datetime
+import math
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
@@ -49,7 +50,8 @@ GM = models.group_members
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
-    """Resources one consumer takes from one provider (on ``host``)."""
+    """Resources one consumer takes from one provider (on ``host``; None
+    for a provider that is not the instance's compute host)."""
 
     consumer_uuid: str
     provider_id: int
@@ -158,7 +160,7 @@ def _claim(db, claims, now, group):
             # have taken some of them already
             _release_rows(session, _allocations_of(session, consumers,
                                                    lock=True))
-        _take(session, _per_provider(claims))
+        _take(session, _per_provider(claims), claims)
         session.execute(sa.insert(ALLOC), [
             {'consumer_uuid': c.consumer_uuid, 'provider_id': c.provider_id,
              'resource_class': rc, 'amount': amount, 'created_at': now,
@@ -185,6 +187,9 @@ def _lock_group(session, group):
 
 
 def _enforce_group(session, group, claims, now):
+    # only the instance's own (compute) claims name a host; the claims of
+    # its other resource groups (a volume, a port) are not group members
+    claims = [c for c in claims if c.host is not None]
     consumers = [c.consumer_uuid for c in claims]
     placed = collections.Counter(dict(session.execute(
         sa.select(GM.c.host, sa.func.count())
@@ -229,7 +234,20 @@ def _per_provider(claims):
     return totals
 
 
-def _take(session, per_provider):
+def _units(claims):
+    """CASEs of the smallest, largest and gcd of the single amounts per
+    (provider, class): min/max/step hold per allocation, not per sum."""
+    amounts = collections.defaultdict(list)
+    for claim in claims:
+        for rc, amount in claim.resources.items():
+            if amount:
+                amounts[(claim.provider_id, rc)].append(amount)
+    return (_per_row_amount({k: min(v) for k, v in amounts.items()}),
+            _per_row_amount({k: max(v) for k, v in amounts.items()}),
+            _per_row_amount({k: math.gcd(*v) for k, v in amounts.items()}))
+
+
+def _take(session, per_provider, claims):
     """One conditional UPDATE for every (provider, class) of the request;
     the fit rule is ``scheduler.fit.sql_fits``, the filters' own."""
     pairs = {(p, rc): amount for p, resources in per_provider.items()
@@ -240,7 +258,7 @@ def _take(session, per_provider):
     taken = session.execute(
         sa.update(INV).where(
             INV.c.provider_id.in_({p for p, _ in pairs}),
-            amount.is_not(None), fit.sql_fits(INV, amount))
+            amount.is_not(None), fit.sql_fits(INV, amount, _units(claims)))
         .values(claimed=INV.c.claimed + amount)
         .execution_options(synchronize_session=False)).rowcount
     if taken != len(pairs):

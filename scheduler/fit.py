@@ -57,11 +57,15 @@ def row_fits(row, amount):
         row.min_unit, row.max_unit, row.step_size, amount))
 
 
-def sql_fits(inv, amount):
+def sql_fits(inv, amount, units=None):
     """The rule as a SQL predicate on table ``inv``; ``amount`` may be a
-    SQL expression (one amount per row)."""
+    SQL expression (one amount per row). When ``amount`` sums several
+    allocations (instances of one request on one provider), ``units`` is
+    ``(smallest, largest, gcd)`` of them: the unit rules hold for each
+    allocation, the capacity rule for the sum."""
+    smallest, largest, common = units or (amount, amount, amount)
     return sa.and_(inv.c.claimed + amount <= inv.c.capacity,
                    inv.c.reported_used + amount <= inv.c.capacity,
-                   inv.c.min_unit <= amount, inv.c.max_unit >= amount,
-                   amount % sa.case((inv.c.step_size > 1, inv.c.step_size),
+                   inv.c.min_unit <= smallest, inv.c.max_unit >= largest,
+                   common % sa.case((inv.c.step_size > 1, inv.c.step_size),
                                     else_=1) == 0)

@@ -15,9 +15,10 @@ from scheduler import exception
 from scheduler import names
 from scheduler import objects
 from scheduler import policy
+from scheduler import resource_groups
+from scheduler import validation
 from scheduler import worker
 from scheduler.objects import nova_compat
-from scheduler import validation
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
@@ -79,10 +80,14 @@ class SchedulerManager:
                 field='spec_obj', reason='expected a RequestSpec object, '
                 'got %s' % type(spec_obj).__name__)
         if not spec_obj.obj_attr_is_set('flavor'):
-            raise exception.InvalidField(field='spec_obj.flavor',
-                                         reason='missing')
+            if not spec_obj.get('resource_groups'):
+                raise exception.InvalidField(field='spec_obj.flavor',
+                                             reason='missing')
+            # resource groups alone (a volume, a port): no instance size
+            spec_obj.flavor = objects.Flavor(vcpus=0, memory_mb=0)
         # callers may leave fields unset (num_instances, extra_specs ...)
         spec_obj.obj_complete('spec_obj')
+        resource_groups.validate(spec_obj)
         uuids = _check_uuid_list(instance_uuids, 'instance_uuids')
         validation.check_request(spec_obj, uuids, self.conf.limits)
         if not isinstance(return_alternates, bool):
@@ -92,6 +97,11 @@ class SchedulerManager:
             decision.selections = self.driver.select_destinations(
                 ctxt, spec_obj, instance_uuids=uuids,
                 return_alternates=return_alternates)
+        if not spec_obj.resource_groups:
+            # a caller of the previous release (it cannot send groups)
+            # reads Selection 1.0 only; without groups nothing is lost
+            for selection in (s for per in decision.selections for s in per):
+                selection.wire_version = objects.Selection.LEGACY_VERSION
         return decision.selections
 
     @policy.authorize('update_resource_stats')

@@ -12,6 +12,7 @@ import dataclasses
 import time
 
 from scheduler import resource_classes
+from scheduler import resource_groups
 
 
 @dataclasses.dataclass
@@ -26,6 +27,10 @@ class RequestState:
     requested_destination: object = None
     now: float = 0.0
     is_admin: bool = False
+    # the resource groups of one instance (one compute group without
+    # RequestSpec.resource_groups) and the locality rules between them
+    groups: tuple = ()
+    locality: tuple = ()
     # filled in by the driver's preload step (see FilterScheduler)
     group: object = None
     same_hosts: set = None
@@ -53,9 +58,14 @@ class RequestState:
         tried = frozenset(tuple(pair[:2]) for pair in
                           (retry.get('hosts', []) if retry else [])
                           if len(pair) >= 2)
+        flavor_resources = resource_classes.request_resources(spec)
+        groups = tuple(resource_groups.demands(spec, flavor_resources))
+        # the compute group's resources are what the filters check
+        compute = [g for g in groups if g.is_compute]
         return cls(
             spec=spec,
-            resources=resource_classes.request_resources(spec),
+            resources=dict(compute[0].resources) if compute else {},
+            groups=groups, locality=tuple(spec.get('locality') or ()),
             availability_zone=spec.get('availability_zone'),
             force_hosts=tuple(spec.get('force_hosts') or ()),
             force_nodes=tuple(spec.get('force_nodes') or ()),

@@ -71,6 +71,11 @@ OBJECT_VERSIONS = {
             'Flavor': '1.0', 'ImageMeta': '1.0', 'InstanceGroup': '1.0',
             'InstanceInfo': '1.0', 'RequestSpec': '1.0',
             'SchedulerRetries': '1.0', 'Selection': '1.0'},
+    '1.3': {'Aggregate': '1.0', 'ComputeNode': '1.1', 'Destination': '1.0',
+            'Flavor': '1.0', 'ImageMeta': '1.0', 'InstanceGroup': '1.0',
+            'InstanceInfo': '1.0', 'LocalityRule': '1.0',
+            'RequestSpec': '1.2', 'ResourceGroup': '1.0',
+            'SchedulerRetries': '1.0', 'Selection': '1.1'},
 }
 
 

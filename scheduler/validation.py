@@ -166,7 +166,9 @@ def check_request(spec, instance_uuids, limits):
         raise _invalid('spec_obj.num_instances', '%d is more than [limits] '
                        'max_instances_per_request (%d)' %
                        (count, limits.max_instances_per_request))
-    if _claims_nothing(spec.flavor):
+    # with resource groups the flavor may be empty (a volume alone); the
+    # groups' own amounts are checked by scheduler.resource_groups
+    if not spec.get('resource_groups') and _claims_nothing(spec.flavor):
         raise _invalid('spec_obj.flavor', 'requests no resources (0 vcpus, '
                        '0 MB, 0 GB): nothing to claim')
     check_instance_uuids(instance_uuids, 'instance_uuids')

@@ -12,6 +12,7 @@ from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import names
 from scheduler import objects
+from scheduler import resource_groups
 from scheduler.objects import nova_compat
 from scheduler import rpc
 from scheduler import rpcapi
@@ -51,6 +52,7 @@ class SchedulerClient:
             raise exception.InvalidField(
                 field='filter_properties',
                 reason='only allowed with a legacy request_spec dict')
+        resource_groups.validate(spec, 'spec')
         if instance_uuids is not None:
             instance_uuids = list(instance_uuids)
         try:

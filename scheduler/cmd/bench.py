@@ -31,7 +31,7 @@ from scheduler import version
 from scheduler.bench.options import Options
 
 SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'steady', 'writers',
-             'million', 'soak')
+             'million', 'providers', 'soak')
 RPC_ONLY = ('storm', 'churn', 'batch', 'steady', 'soak')
 # too long for 'all': run by name (10 minutes, 1 with --quick)
 LONG = ('soak',)

@@ -5,9 +5,12 @@ in-process transport. It runs the real manager and driver (as several
 in-process scheduler workers sharing the database), simulated resource
 trackers pushing their stats through the real ``SchedulerClient``, and
 conductor threads placing instances; then prints what went where, how long
-it took, and whether any host was overcommitted.
+it took, and whether any host was overcommitted. Then it places
+boot-from-volume instances next to storage backends in racks and prints
+how many landed in the same rack as their volume
+(``scheduler.cmd.sim_volumes``).
 
-    scheduler-sim --hosts 40 --instances 300
+    scheduler-sim --hosts 40 --instances 300 --racks 8 --bfv-instances 200
 """
 
 import argparse
@@ -28,6 +31,7 @@ from scheduler import rpc
 from scheduler import version
 from scheduler.client import SchedulerClient
 from scheduler.cmd import output
+from scheduler.cmd import sim_volumes
 from scheduler.context import RequestContext
 from scheduler.db import api as db_api
 from scheduler.db import migration
@@ -60,16 +64,18 @@ def _parser():
     parser.add_argument('--db-url', help='database URL (default: a new '
                         'SQLite file in a temporary directory)')
     parser.add_argument('--seed', type=int, default=1)
+    sim_volumes.add_arguments(parser)
     return parser
 
 
 class SimulatedHost:
     """A resource tracker: what one host runs, reported via the client."""
 
-    def __init__(self, name, shape, zone):
+    def __init__(self, name, shape, zone, rack):
         self.name = name
         self.shape = shape
         self.zone = zone
+        self.rack = rack
         self.instances = {}
         self.lock = threading.Lock()
 
@@ -84,7 +90,8 @@ class SimulatedHost:
                     vcpus_used=sum(f['vcpus'] for f in used),
                     memory_mb_used=sum(f['memory_mb'] for f in used),
                     local_gb_used=sum(f['root_gb'] for f in used),
-                    running_vms=len(used), hypervisor_type='QEMU')
+                    running_vms=len(used), hypervisor_type='QEMU',
+                    locality={'rack': self.rack})
 
     def report(self, client, ctxt):
         client.update_resource_stats(ctxt, (self.name, self.name),
@@ -111,8 +118,12 @@ class Simulation:
                                    roles=['service'])
         self.hosts = [SimulatedHost('compute%03d' % i,
                                     HOST_SHAPES[(i // 2) % len(HOST_SHAPES)],
-                                    ZONES[i % len(ZONES)])
+                                    ZONES[i % len(ZONES)],
+                                    sim_volumes.rack_of(i, args.racks))
                       for i in range(args.hosts)]
+        self.backends = (sim_volumes.backend_reports(args.racks)
+                         if args.bfv_instances else [])
+        self.volume_boots = None
         self.by_name = {h.name: h for h in self.hosts}
         self.results = []
         self.results_lock = threading.Lock()
@@ -133,11 +144,14 @@ class Simulation:
     def report_all(self):
         for host in self.hosts:
             host.report(self.client, self.ctxt)
+        for name, stats in self.backends:
+            self.client.update_resource_stats(self.ctxt, (name, name), stats)
 
     def wait_for_hosts(self, timeout=60):
         deadline = time.monotonic() + timeout
+        expected = len(self.hosts) + len(self.backends)
         while time.monotonic() < deadline:
-            if len(db_providers.list_providers(self.db)) >= len(self.hosts):
+            if len(db_providers.list_providers(self.db)) >= expected:
                 return
             time.sleep(0.05)
         raise RuntimeError('trackers did not all report within %ds' %
@@ -193,6 +207,8 @@ class Simulation:
         for t in threads:
             t.join()
         placing = time.perf_counter() - placing
+        if self.backends:
+            self._boot_from_volume()
         self.report_all()
         for host in self.hosts:
             self.client.sync_instance_info(self.ctxt, host.name,
@@ -200,6 +216,16 @@ class Simulation:
         time.sleep(0.5)
         self.summary(reported, placing)
         self.stop()
+
+    def _boot_from_volume(self):
+        racks = {h.name: h.rack for h in self.hosts}
+        racks.update({name: stats['locality']['rack']
+                      for name, stats in self.backends})
+        flavor = dict(FLAVORS['m1.small'], root_gb=0)
+        self.volume_boots = sim_volumes.VolumeBoots(
+            self.client, self.ctxt, flavor, self.args.bfv_instances, racks)
+        self.volume_boots.run(self.args.conductors, lambda s: self.by_name[
+            s.host].boot(s.instance_uuid, flavor))
 
     def stop(self):
         for server in self.servers:
@@ -231,6 +257,9 @@ class Simulation:
               'p99 %.1f  max %.1f' % (
                   _pct(latencies, 50), _pct(latencies, 90),
                   _pct(latencies, 99), latencies[-1] if latencies else 0))
+        if self.volume_boots is not None:
+            print('\n'.join([''] + self.volume_boots.summary(
+                self.args.racks)))
         conflicts = sum(m.driver.claim_conflicts for m in self.managers)
         over = self._overcommitted()
         print('Claim conflicts between workers: %d; NoValidHost: %d '
@@ -252,7 +281,8 @@ class Simulation:
                            [[f, per[f][0], per[f][1]] for f in FLAVORS]))
 
     def _print_hosts(self):
-        hosts = db_providers.list_providers(self.db)
+        hosts = [h for h in db_providers.list_providers(self.db)
+                 if h['kind'] == 'compute']
         by_zone = collections.defaultdict(list)
         for h in hosts:
             by_zone[h['availability_zone']].append(h)
@@ -304,8 +334,10 @@ def _pct(values, pct):
 
 def main(argv=None):
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.hosts < 1 or args.instances < 1:
-        print('scheduler-sim: --hosts and --instances must be positive',
+    if args.hosts < 1 or args.instances < 1 or args.racks < 1 or \
+            args.bfv_instances < 0:
+        print('scheduler-sim: --hosts, --instances and --racks must be '
+              'positive, --bfv-instances not negative',
               file=sys.stderr)
         return 2
     Simulation(args).run()

@@ -158,6 +158,16 @@ filter_scheduler_opts = [
                  help='Multiplier of ImagePropertiesWeigher: positive '
                       'gathers instances of similar images, negative '
                       'spreads them.'),
+    cfg.FloatOpt('locality_weight_multiplier',
+                 default=10.0, min=0.0,
+                 help='Weight a provider gains for each soft locality rule '
+                      '(RequestSpec.locality with hard=False) it keeps '
+                      'with the providers already chosen for the other '
+                      'resource groups of the instance, added to the '
+                      'normalized weights of the other weighers. The '
+                      'large default lets a soft rule win over every '
+                      'other weigher when it can be kept; 0 ignores soft '
+                      'rules. Hard rules are filters and ignore this.'),
 ]
 
 

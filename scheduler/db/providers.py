@@ -20,6 +20,7 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from scheduler import generic_reports
 from scheduler import resource_classes as rcs
 from scheduler.db import api as db_api
 from scheduler.db import changes
@@ -30,9 +31,14 @@ P = models.providers
 INV = models.inventories
 
 # ComputeNode fields stored in their own columns or as inventories; the
-# rest go to the JSON ``attributes`` column.
+# rest (traits and locality of a generic report too) go to the JSON
+# ``attributes`` column.
 _COLUMN_FIELDS = {'uuid', 'host', 'hypervisor_hostname', 'disabled',
-                  'availability_zone', 'updated_at'}
+                  'availability_zone', 'updated_at', 'kind', 'inventories',
+                  'used'}
+
+
+_LABEL_FIELDS = ('traits', 'locality')
 
 
 def _naive_utc(value):
@@ -47,7 +53,8 @@ def inventories_from_node(node, defaults):
     """Inventory rows (per resource class) described by a ComputeNode.
 
     ``defaults`` maps resource class to the allocation ratio used when the
-    node reports none (or 0.0).
+    node reports none (or 0.0). A generic report's ``inventories`` add to
+    (and override) these (``scheduler.generic_reports``).
     """
     def ratio(field, rc):
         value = node.get(field)
@@ -77,13 +84,17 @@ def inventories_from_node(node, defaults):
             'capacity': ratios.capacity(total, reserved, alloc_ratio),
             'reported_used': used,
         }
-    return rows
+    return generic_reports.inventory_rows(node, rows)
 
 
 def _attributes(node):
     values = {}
     for name in node.fields:
         if name in _COLUMN_FIELDS or not node.obj_attr_is_set(name):
+            continue
+        if name in _LABEL_FIELDS and not getattr(node, name):
+            # no traits, no locality: left out, so workers need not decode
+            # the row's JSON to label it (scheduler.host_state.table)
             continue
         values[name] = node.fields[name].to_primitive(
             node, name, getattr(node, name))
@@ -176,8 +187,9 @@ def _same(row, stored_inventories, node, ratio_defaults):
     """Does the report repeat what is stored (all that plugins read)?"""
     failed = _failed_builds(node).get('failed_builds', row.failed_builds)
     if ((bool(node.disabled), node.get('availability_zone'), failed,
-         _attributes(node)) != (bool(row.disabled), row.availability_zone,
-                                row.failed_builds, row.attributes)):
+         _attributes(node), _kind(node)) != (
+             bool(row.disabled), row.availability_zone, row.failed_builds,
+             row.attributes, row.kind)):
         return False
     wanted = inventories_from_node(node, ratio_defaults)
     if set(wanted) != set(stored_inventories):
@@ -227,7 +239,7 @@ _INVENTORY_COLUMNS = ('total', 'reserved', 'min_unit', 'max_unit',
 _UPDATE_PROVIDER = sa.update(P).where(P.c.id == _B('b_id')).values(
     generation=P.c.generation + 1, disabled=_B('b_disabled'),
     availability_zone=_B('b_zone'), reported_at=_B('b_reported_at'),
-    attributes=_B('b_attributes'),
+    attributes=_B('b_attributes'), kind=_B('b_kind'),
     # a report without the count keeps the stored one
     failed_builds=sa.func.coalesce(_B('b_failed', type_=sa.Integer),
                                    P.c.failed_builds))
@@ -249,6 +261,7 @@ def _update_existing(session, updates, ratio_defaults, overrides):
             'b_id': provider_id, 'b_disabled': bool(node.disabled),
             'b_zone': node.get('availability_zone'),
             'b_reported_at': reported_at, 'b_attributes': _attributes(node),
+            'b_kind': _kind(node),
             'b_failed': _failed_builds(node).get('failed_builds')})
         rows = inventories_from_node(node, ratio_defaults)
         ratios.apply_overrides(rows, overrides.get(node.host, {}))
@@ -281,12 +294,13 @@ def _record(session, node, provider_id, reported_at, ratio_defaults,
         'availability_zone': node.get('availability_zone'),
         'reported_at': reported_at,
         'attributes': _attributes(node),
+        'kind': _kind(node),
     }
     new = provider_id is None
     if new:
         provider_id = session.execute(sa.insert(P).values(
             uuid=node.get('uuid') or uuidutils.generate_uuid(),
-            host=node.host, nodename=node.nodename, kind='compute',
+            host=node.host, nodename=node.nodename,
             generation=0, change_seq=0, created_at=now,
             **values)).inserted_primary_key[0]
     else:
@@ -296,6 +310,10 @@ def _record(session, node, provider_id, reported_at, ratio_defaults,
     ratios.apply_overrides(inventories, overrides.get(node.host, {}))
     _write_inventories(session, provider_id, inventories, new=new)
     return provider_id
+
+
+def _kind(node):
+    return node.get('kind') or 'compute'
 
 
 def _failed_builds(node):
@@ -342,7 +360,7 @@ def load_changes(db, since=None, provider_ids=None, until=None):
     query = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
                       P.c.generation, P.c.change_seq, P.c.disabled,
                       P.c.availability_zone, P.c.reported_at,
-                      P.c.attributes, P.c.failed_builds)
+                      P.c.attributes, P.c.failed_builds, P.c.kind)
     if provider_ids is not None:
         query = query.where(P.c.id.in_(list(provider_ids)))
     elif since is not None:
@@ -371,7 +389,7 @@ def load_all(db):
     providers = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
                           P.c.generation, P.c.disabled,
                           P.c.availability_zone, P.c.reported_at,
-                          P.c.attributes, P.c.failed_builds)
+                          P.c.attributes, P.c.failed_builds, P.c.kind)
     inventories = sa.select(INV.c.provider_id, INV.c.resource_class,
                             INV.c.total, INV.c.reserved, INV.c.capacity,
                             INV.c.reported_used, INV.c.claimed,

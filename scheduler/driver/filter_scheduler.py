@@ -13,6 +13,12 @@ a ``ClaimConflict`` (another worker was faster), forgotten in memory, the
 providers involved re-read and the request planned again, up to
 ``[scheduler] claim_retries`` times; then it fails with ``NoValidHost``.
 
+A request with ``resource_groups`` (a volume, a port ... beside or
+instead of the instance) is planned by ``GroupPlanner``
+(``scheduler.driver.group_planner``): one provider per group and
+instance, all claimed in the same transaction; a request without groups
+only ever considers compute providers.
+
 A NoValidHost is only answered from a view that is fresh (a forced
 refresh when the poller may be behind) and holds no tentative claim of
 another request of this worker (which might still lose): otherwise the
@@ -38,11 +44,13 @@ from scheduler import metrics
 from scheduler import objects
 from scheduler.driver.diagnosis import MAX_NAMES
 from scheduler.driver.diagnosis import Diagnosis
+from scheduler.driver.group_planner import GroupPlanner
 from scheduler.db import groups as db_groups
 from scheduler.db import instances as db_instances
 from scheduler.driver.requested_hosts import requested_hosts_mask
 from scheduler.driver.server_groups import GroupPlacement
 from scheduler.host_state.assumed import AssumedClaims
+from scheduler import resource_groups
 from scheduler.request_state import RequestState
 from scheduler.weighers.base import normalize
 
@@ -101,6 +109,8 @@ class FilterScheduler:
         self._fit_filtered = any(f.name == 'ResourceFitFilter'
                                  for f in filters)
         self.assumed = AssumedClaims(host_cache)
+        self.groups = GroupPlanner(
+            self, conf.filter_scheduler.locality_weight_multiplier)
         self._clock = time.monotonic
 
     @property
@@ -233,8 +243,13 @@ class FilterScheduler:
             diagnosis = Diagnosis(table.size)
             diagnosis.claim_conflicts = decision.conflicts
             plan = _Plan([], [], [])
+            if resource_groups.has_groups(request.spec):
+                return self._plan_groups(table, request, consumers,
+                                         return_alternates, decision, key,
+                                         plan)
             candidates = decision.timed('filter', self._filter, table,
-                                        request, diagnosis)
+                                        request, diagnosis,
+                                        _compute_only(table))
             decision.considered = len(candidates)
             for consumer in consumers:
                 decision.timed('weigh', self._place_one, table, request,
@@ -242,10 +257,32 @@ class FilterScheduler:
                                diagnosis, len(consumers), key)
             return plan
 
-    def _filter(self, table, request, diagnosis):
+    def _plan_groups(self, table, request, consumers, return_alternates,
+                     decision, key, plan):
+        """A request of several resource groups (``GroupPlanner``)."""
+        rows_by_group = decision.timed('filter', self.groups.candidates,
+                                       table, request)
+        decision.considered = sum(len(r) for r in rows_by_group.values())
+        for consumer in consumers:
+            decision.timed('weigh', self.groups.place, table, request,
+                           rows_by_group, consumer, return_alternates,
+                           plan, key)
+        return plan
+
+    def _filter(self, table, request, diagnosis, within=None):
+        """Rows that pass every filter (among ``within``, a mask of the
+        providers of the request's kind, if given)."""
         alive = requested_hosts_mask(table, request)
-        removed = np.flatnonzero(~alive)
-        diagnosis.add('RequestedHosts', table.size, len(removed),
+        hosts_in = table.size
+        if within is not None:
+            hosts_in = int(np.count_nonzero(within))
+            if not diagnosis.steps:  # only providers of that kind count
+                diagnosis.total_hosts = hosts_in
+            alive &= within
+            removed = np.flatnonzero(within & ~alive)
+        else:
+            removed = np.flatnonzero(~alive)
+        diagnosis.add('RequestedHosts', hosts_in, len(removed),
                       _names(table, removed),
                       'force/ignore/retry/destination' if len(removed)
                       else None)
@@ -276,7 +313,8 @@ class FilterScheduler:
         return candidates
 
     def _no_valid_host(self, request, diagnosis, note=None):
-        diagnosis.note = note
+        if note is not None:
+            diagnosis.note = note
         raise exception.NoValidHost(
             reason=diagnosis.reason(show_hosts=request.is_admin),
             diagnosis=diagnosis.as_dict(show_hosts=request.is_admin))
@@ -326,10 +364,18 @@ class FilterScheduler:
     def _rank(self, table, rows, request, wanted):
         """The ``wanted`` best rows, best first, and their weights; ties
         in random order."""
+        return self._top(rows, self._weigh(table, rows, request), wanted)
+
+    def _weigh(self, table, rows, request):
+        """The weighers' total weight of each row."""
         total = np.zeros(len(rows), dtype=np.float64)
         for weigher in self.weighers:
             raw = weigher.weigh_all(table, rows, request)
             total += weigher.multipliers(table, rows) * normalize(raw)
+        return total
+
+    def _top(self, rows, total, wanted):
+        """The ``wanted`` rows of highest ``total``, best first."""
         # a jitter far below any real weight difference shuffles ties
         total += self.rng.random(len(rows)) * 1e-9
         wanted = min(wanted, len(rows))
@@ -352,6 +398,14 @@ class FilterScheduler:
             allocation={} if is_alternate else dict(request.resources),
             limits=limits, weight=float(weight),
             is_alternate=is_alternate)
+
+
+def _compute_only(table):
+    """Mask of the compute providers, None when there are no others."""
+    if len(table.labels.kind_names) <= 1 and (
+            table.labels.kind_names in ([], ['compute'])):
+        return None
+    return table.labels.of_kind('compute', table.size)
 
 
 def _allowed_by_group(request, table, rows):

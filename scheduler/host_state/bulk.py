@@ -17,7 +17,7 @@ from scheduler.host_state.table import _ResourceColumns
 # the column order of scheduler.db.providers.load_all
 PROVIDER_FIELDS = ('id', 'uuid', 'host', 'nodename', 'generation',
                    'disabled', 'availability_zone', 'reported_at',
-                   'attributes', 'failed_builds')
+                   'attributes', 'failed_builds', 'kind')
 INVENTORY_FIELDS = ('provider_id', 'resource_class', 'total', 'reserved',
                     'capacity', 'reported_used', 'claimed', 'min_unit',
                     'max_unit', 'step_size', 'allocation_ratio')
@@ -32,7 +32,9 @@ def load(table, providers, inventories):
     table._grow(max(n, table._allocated))
     columns = list(zip(*providers))
     ids, uuids, hosts, nodenames, generations, disabled, zones, \
-        reported, attributes, failed = columns
+        reported, attributes, failed = columns[:10]
+    # rows without the kind column are compute nodes
+    kinds = columns[10] if len(columns) > 10 else ('compute',) * n
     table.size = n
     table.provider_id[:n] = np.fromiter(ids, np.int64, n)
     table.generation[:n] = np.fromiter(generations, np.int64, n)
@@ -52,8 +54,19 @@ def load(table, providers, inventories):
         table.attributes.append()
         table.attributes.set(row, attributes[row])
     _zones(table, zones, n)
+    _labels(table, kinds, hosts, attributes, n)
     _inventories(table, inventories)
     return n
+
+
+def _labels(table, kinds, hosts, attributes, n):
+    """Kinds and host names as whole columns; traits and locality row by
+    row, only where the JSON text has some (``HostTable._set_labels``)."""
+    table.labels.set_bulk(kinds, hosts, n)
+    for row in range(n):
+        raw = attributes[row]
+        if raw and ('"traits": ["' in raw or '"locality": {"' in raw):
+            table._set_labels(row, {'kind': kinds[row], 'attributes': raw})
 
 
 def _timestamp(value):

@@ -21,6 +21,8 @@ from scheduler import resource_classes as rcs
 from scheduler.host_state.aggregates import AggregateIndex
 from scheduler.host_state.attributes import AttributeStore
 from scheduler.host_state.image_properties import ImagePropertyIndex
+from scheduler.host_state.labels import HOST_SCOPE
+from scheduler.host_state.labels import ProviderLabels
 
 _INITIAL_CAPACITY = 64
 
@@ -94,6 +96,8 @@ class HostTable:
         self.dirty = set()
         self.resources = {rc: _ResourceColumns(self._allocated)
                           for rc in rcs.STANDARD}
+        # kind, traits and locality columns (generic providers)
+        self.labels = ProviderLabels(self._allocated)
         self.hosts = []
         self.reported_zones = []
         self.nodenames = []
@@ -142,6 +146,7 @@ class HostTable:
         self.nodenames.append(provider['nodename'])
         self.uuids.append(provider['uuid'])
         self.attributes.append()
+        self.labels.append()
         return row
 
     def _grow(self, size):
@@ -153,6 +158,7 @@ class HostTable:
             setattr(self, name, new)
         for columns in self.resources.values():
             columns.grow(size)
+        self.labels.grow(size)
         for name, (column, default) in self._attribute_columns.items():
             new = np.full(size, default, dtype=column.dtype)
             new[:len(column)] = column
@@ -172,6 +178,7 @@ class HostTable:
         self._set_zone(row)
         self.attributes.set(row, provider.get('attributes'))
         self.failed_builds[row] = provider.get('failed_builds') or 0
+        self._set_labels(row, provider)
         if self._attribute_columns:
             attributes = self.attributes.peek(row)
             for name, (column, default) in self._attribute_columns.items():
@@ -182,6 +189,20 @@ class HostTable:
                 self.resources[rc] = _ResourceColumns(self._allocated)
         for rc, columns in self.resources.items():
             columns.set_row(row, inventories.get(rc))
+
+    def _set_labels(self, row, provider):
+        """Kind, traits and locality of the row (``labels``); the JSON
+        text is only decoded when it holds non-empty traits or locality
+        (most compute nodes have neither)."""
+        raw = provider.get('attributes')
+        attributes = {}
+        if isinstance(raw, dict) or (raw and (
+                '"traits": ["' in raw or '"locality": {"' in raw)):
+            attributes = self.attributes.peek(row)
+        locality = dict(attributes.get('locality') or {})
+        locality[HOST_SCOPE] = self.hosts[row]
+        self.labels.set_row(row, provider.get('kind'),
+                            attributes.get('traits'), locality)
 
     def apply_aggregates(self, changes):
         """Apply aggregate changes and re-derive the zones they affect."""

@@ -18,4 +18,6 @@ from scheduler.objects.request_spec import ImageMeta  # noqa: F401
 from scheduler.objects.request_spec import InstanceGroup  # noqa: F401
 from scheduler.objects.request_spec import RequestSpec  # noqa: F401
 from scheduler.objects.request_spec import SchedulerRetries  # noqa: F401
+from scheduler.objects.resource_group import LocalityRule  # noqa: F401
+from scheduler.objects.resource_group import ResourceGroup  # noqa: F401
 from scheduler.objects.selection import Selection  # noqa: F401

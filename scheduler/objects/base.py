@@ -59,6 +59,11 @@ class SchedulerObject(ovo_base.VersionedObject,
                 value = getattr(self, name)
                 if isinstance(value, SchedulerObject):
                     value.obj_complete('%s.%s' % (path, name))
+                elif isinstance(value, list):
+                    for index, item in enumerate(value):
+                        if isinstance(item, SchedulerObject):
+                            item.obj_complete('%s.%s[%d]' % (path, name,
+                                                             index))
             elif field.default is not ovo_fields.UnspecifiedDefault:
                 self.obj_set_defaults(name)
             elif field.nullable:
@@ -87,6 +92,15 @@ class SchedulerObjectSerializer(ovo_base.VersionedObjectSerializer):
     """Serializes scheduler objects and contexts for oslo.messaging."""
 
     OBJ_BASE_CLASS = SchedulerObject
+
+    def serialize_entity(self, context, entity):
+        """An object whose ``wire_version`` attribute is set goes on the
+        wire at that version (``obj_make_compatible``): a reply to a
+        caller that may be of an older release."""
+        version = getattr(entity, 'wire_version', None)
+        if isinstance(entity, SchedulerObject) and version:
+            return entity.obj_to_primitive(target_version=version)
+        return super().serialize_entity(context, entity)
 
     def deserialize_entity(self, context, entity):
         try:

@@ -10,23 +10,39 @@ its wire form), is accepted too: ``supported_hv_specs``, PCI device pool
 objects and nova's NUMA topology JSON are read into the fields above, and
 the fields the scheduler does not use (``id``, ``service_id``,
 ``mapped``...) are dropped with a debug line (``nova_compat``).
+
+Any provider (a storage backend, a network segment ...) reports through
+the same object: ``kind`` ('compute' by default), ``inventories`` ({resource
+class: {total, reserved, min_unit, max_unit, step_size,
+allocation_ratio}}), ``used`` ({resource class: amount}), ``traits`` and
+``locality`` ({'availability_zone', 'row', 'rack', any key: value}).
+``scheduler.generic_reports`` validates them (names of custom classes and
+traits, amounts) and turns them into inventory rows beside the classic
+fields' VCPU, MEMORY_MB and DISK_GB.
 """
 
+from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
 from scheduler import exception
+from scheduler import generic_reports
 from scheduler.objects import base
 from scheduler.objects import nova_compat
 
 # Fields the tracker may not set: they identify the record.
 _IDENTITY = ('host', 'hypervisor_hostname')
 
+# what a report of any provider adds to nova's compute_nodes fields
+GENERIC_FIELDS = ('kind', 'inventories', 'used', 'traits', 'locality')
+
 
 @base.SchedulerObjectRegistry.register
 class ComputeNode(base.SchedulerObject):
 
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: Added kind, inventories, used, traits and locality
+    #              (generic providers)
+    VERSION = '1.1'
 
     fields = {
         'uuid': fields.UUIDField(nullable=True),
@@ -65,10 +81,20 @@ class ComputeNode(base.SchedulerObject):
         'disabled': fields.BooleanField(default=False),
         'availability_zone': fields.StringField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
+        'kind': fields.StringField(default='compute'),
+        'inventories': fields.Field(fields.Dict(fields.Dict(
+            fields.Float())), default={}),
+        'used': fields.DictOfIntegersField(default={}),
+        'traits': fields.ListOfStringsField(default=[]),
+        'locality': fields.DictOfStringsField(default={}),
     }
 
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
+        version = versionutils.convert_version_to_tuple(target_version)
+        if version < (1, 1):
+            for name in GENERIC_FIELDS:
+                primitive.pop(name, None)
 
     @property
     def nodename(self):
@@ -108,4 +134,4 @@ class ComputeNode(base.SchedulerObject):
                 setattr(node_obj, name, field.default)
             elif not node_obj.obj_attr_is_set(name) and field.nullable:
                 setattr(node_obj, name, None)
-        return node_obj
+        return generic_reports.check_report(node_obj)

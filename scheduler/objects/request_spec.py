@@ -20,6 +20,7 @@ from oslo_versionedobjects import fields
 from scheduler import exception
 from scheduler.objects import base
 from scheduler.objects import nova_compat
+from scheduler.objects import resource_group
 
 REGISTRY = base.SchedulerObjectRegistry
 
@@ -138,7 +139,9 @@ class RequestSpec(base.SchedulerObject):
 
     # Version 1.0: Initial version
     # Version 1.1: Added is_bfv (boot from volume: no root disk to place)
-    VERSION = '1.1'
+    # Version 1.2: Added resource_groups and locality (several providers
+    #              per instance: compute, storage, network ...)
+    VERSION = '1.2'
 
     fields = {
         'num_instances': fields.IntegerField(default=1),
@@ -158,6 +161,9 @@ class RequestSpec(base.SchedulerObject):
         'instance_uuids': fields.ListOfStringsField(nullable=True),
         'retry': fields.ObjectField('SchedulerRetries', nullable=True),
         'is_bfv': fields.BooleanField(default=False),
+        'resource_groups': fields.ListOfObjectsField('ResourceGroup',
+                                                     default=[]),
+        'locality': fields.ListOfObjectsField('LocalityRule', default=[]),
     }
 
     # every version of RequestSpec so far carries 1.0 of its sub-objects
@@ -165,12 +171,24 @@ class RequestSpec(base.SchedulerObject):
         name: [('1.0', '1.0')] for name in (
             'flavor', 'image', 'instance_group', 'requested_destination',
             'retry')}
+    obj_relationships.update({'resource_groups': [('1.2', '1.0')],
+                              'locality': [('1.2', '1.0')]})
 
     def obj_make_compatible(self, primitive, target_version):
-        super().obj_make_compatible(primitive, target_version)
         version = versionutils.convert_version_to_tuple(target_version)
+        if version < (1, 2) and primitive.get('resource_groups'):
+            # dropping them would place a different request
+            raise exception.InvalidField(
+                field='spec_obj.resource_groups',
+                reason='RequestSpec %s (the version the [upgrade_levels] '
+                'scheduler cap allows) has no resource groups; lift the '
+                'cap once every worker is upgraded' % target_version)
+        super().obj_make_compatible(primitive, target_version)
         if version < (1, 1):
             primitive.pop('is_bfv', None)
+        if version < (1, 2):
+            primitive.pop('resource_groups', None)
+            primitive.pop('locality', None)
 
     @classmethod
     def from_primitives(cls, request_spec, filter_properties=None):
@@ -202,7 +220,8 @@ class _LegacyTranslator:
     """
 
     _SPEC_KEYS = {'image', 'instance_properties', 'instance_type',
-                  'num_instances', 'instance_uuids'}
+                  'num_instances', 'instance_uuids', 'resource_groups',
+                  'locality'}
     _IGNORED_SPEC_KEYS = {'security_group', 'block_device_mapping',
                           'instance_group'}
     _INSTANCE_KEYS = {'project_id', 'user_id', 'availability_zone', 'uuid',
@@ -278,11 +297,24 @@ class _LegacyTranslator:
             'instance_uuids': self._instance_uuids(instance),
             'retry': _sub_object(SchedulerRetries, self.props.get('retry'),
                                  'filter_properties.retry'),
+            'resource_groups': self._list_of(resource_group.ResourceGroup,
+                                             'resource_groups'),
+            'locality': self._list_of(resource_group.LocalityRule,
+                                      'locality'),
         }, 'request_spec')
         if spec.num_instances < 1:
             raise exception.InvalidField(field='request_spec.num_instances',
                                          reason='must be at least 1')
         return spec
+
+    def _list_of(self, cls, key):
+        """``request_spec[key]``: a list of dicts (or objects) of ``cls``."""
+        items = self.spec.get(key) or []
+        if not isinstance(items, (list, tuple)):
+            raise exception.InvalidField(field='request_spec.%s' % key,
+                                         reason='expected a list')
+        return [_sub_object(cls, item, 'request_spec.%s[%d]' % (key, i))
+                for i, item in enumerate(items)]
 
     def _first(self, key, instance):
         value = self.props.get(key)

@@ -1,7 +1,17 @@
 """Selection: one destination chosen (or offered as alternate) for one
 instance. ``select_destinations`` returns a list of them per instance: the
-claimed destination first, then unclaimed alternates."""
+claimed destination first, then unclaimed alternates.
 
+A request of several resource groups (``RequestSpec.resource_groups``)
+gets one provider per group: ``selection.provider_for('volume')`` returns
+its ``(host, nodename, provider_uuid)``. ``host``, ``nodename`` and
+``compute_node_uuid`` are those of the compute group (of the first group
+when the request has no compute group, e.g. a volume alone), and
+``allocation`` what that provider gives; a request without groups has one
+group, ``'compute'``.
+"""
+
+from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
 from scheduler.objects import base
@@ -11,7 +21,12 @@ from scheduler.objects import base
 class Selection(base.SchedulerObject):
 
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: Added providers (one provider per resource group)
+    VERSION = '1.1'
+    #: what a request without resource groups is answered with on the
+    #: wire (``scheduler.manager``): its caller may be of a release that
+    #: reads 1.0 only, and such a selection has no ``providers`` to lose
+    LEGACY_VERSION = '1.0'
 
     fields = {
         'host': fields.StringField(),
@@ -26,7 +41,24 @@ class Selection(base.SchedulerObject):
         'limits': fields.DictOfIntegersField(default={}),
         'weight': fields.FloatField(default=0.0),
         'is_alternate': fields.BooleanField(default=False),
+        # group name -> [host, nodename, provider uuid]
+        'providers': fields.DictOfListOfStringsField(default={}),
     }
 
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
+        version = versionutils.convert_version_to_tuple(target_version)
+        if version < (1, 1):
+            primitive.pop('providers', None)
+
+    def provider_for(self, group_name):
+        """``(host, nodename, provider_uuid)`` of the provider given to
+        resource group ``group_name``; KeyError for an unknown group."""
+        providers = self.get('providers') or {}
+        if group_name in providers:
+            return tuple(providers[group_name])
+        if not providers and group_name == 'compute':
+            return (self.host, self.nodename, self.compute_node_uuid)
+        raise KeyError('no resource group %r in this selection (groups: '
+                       '%s)' % (group_name, ', '.join(sorted(providers))
+                                or 'compute'))

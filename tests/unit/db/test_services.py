@@ -4,6 +4,7 @@ up; records age into 'down' after worker_down_time."""
 import datetime
 import time
 
+from scheduler import objects
 from scheduler import rpcapi
 from scheduler.db import services as db_services
 
@@ -25,7 +26,7 @@ def test_heartbeat_records_the_worker_and_keeps_it_up(conf, db):
     assert (first['host'], first['worker'], first['up']) == ('sched-a', 3,
                                                              True)
     assert first['rpc_version'] == rpcapi.RPC_API_VERSION
-    assert first['object_versions']['Selection'] == '1.0'
+    assert first['object_versions']['Selection'] == objects.Selection.VERSION
     assert later['heartbeat_at'] > first['heartbeat_at']
 
 
