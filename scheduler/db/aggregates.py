@@ -16,12 +16,12 @@ before it (the tombstone keeps its stamp, even for an unknown aggregate).
 import json
 
 import sqlalchemy as sa
-from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 
 from scheduler.db import api as db_api
 from scheduler.db import changes
 from scheduler.db import models
+from scheduler.db import send_order
 from scheduler.db import ratios
 
 AGG = models.aggregates
@@ -46,7 +46,8 @@ def save_aggregates(db, aggregates, stamp=None):
                       'metadata_json': json.dumps(metadata, sort_keys=True),
                       'hosts_json': json.dumps(hosts), 'deleted': False,
                       'change_seq': 0, 'updated_at': stamp}
-            if _write_if_newer(session, agg.uuid, values, stamp):
+            if send_order.write_if_newer(session, AGG, agg.uuid, values,
+                                         stamp):
                 applied.append(agg.uuid)
                 if ratios.has_ratio(metadata):
                     rerated.update(hosts)
@@ -56,24 +57,6 @@ def save_aggregates(db, aggregates, stamp=None):
         return applied
 
 
-def _newer(stamp):
-    return sa.or_(AGG.c.updated_at.is_(None), AGG.c.updated_at < stamp)
-
-
-def _write_if_newer(session, uuid, values, stamp):
-    """Update the row unless a later message changed it; insert it if
-    there is none (a concurrent insert makes the transaction retry)."""
-    if session.execute(sa.update(AGG).where(
-            AGG.c.uuid == uuid, _newer(stamp)).values(**values)).rowcount:
-        return True
-    if session.execute(sa.select(AGG.c.id).where(
-            AGG.c.uuid == uuid)).first() is not None:
-        return False
-    try:
-        session.execute(sa.insert(AGG).values(uuid=uuid, **values))
-    except db_exc.DBDuplicateEntry as exc:
-        raise db_exc.RetryRequest(exc)
-    return True
 
 
 def _ratio_hosts(session, uuids):
@@ -103,9 +86,9 @@ def delete_aggregate(db, aggregate_uuid, stamp=None):
         rerated = _ratio_hosts(session, [aggregate_uuid])
         found = session.execute(sa.update(AGG).where(
             AGG.c.uuid == aggregate_uuid, AGG.c.deleted == sa.false(),
-            _newer(stamp)).values(deleted=True, hosts_json='[]',
-                                  metadata_json='{}', change_seq=0,
-                                  updated_at=stamp)).rowcount
+            send_order.newer(AGG, stamp)).values(
+                deleted=True, hosts_json='[]', metadata_json='{}',
+                change_seq=0, updated_at=stamp)).rowcount
         if found:
             _stamp(change, [aggregate_uuid],
                    ratios.recompute_hosts(db, change, rerated))
@@ -113,10 +96,11 @@ def delete_aggregate(db, aggregate_uuid, stamp=None):
         # already deleted: only the tombstone's stamp moves forward
         if session.execute(sa.update(AGG).where(
                 AGG.c.uuid == aggregate_uuid, AGG.c.deleted == sa.true(),
-                _newer(stamp)).values(updated_at=stamp)).rowcount:
+                send_order.newer(AGG, stamp)).values(
+                    updated_at=stamp)).rowcount:
             return False
         # unknown: a tombstone workers need not see (change_seq 0)
-        _write_if_newer(session, aggregate_uuid, {
+        send_order.write_if_newer(session, AGG, aggregate_uuid, {
             'name': None, 'metadata_json': '{}', 'hosts_json': '[]',
             'deleted': True, 'change_seq': 0, 'updated_at': stamp}, stamp)
         return False

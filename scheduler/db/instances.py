@@ -24,6 +24,7 @@ from oslo_utils import timeutils
 from scheduler.db import api as db_api
 from scheduler.db import changes
 from scheduler.db import models
+from scheduler.db import send_order
 
 INST = models.instances
 ALLOC = models.allocations
@@ -39,9 +40,6 @@ def _attributes(info):
         'user_id': info.get('user_id'),
     }, sort_keys=True)
 
-
-def _newer(stamp):
-    return INST.c.updated_at < stamp
 
 
 @db_api.retry_on_deadlock
@@ -59,26 +57,13 @@ def save_instances(db, host, infos, now=None):
                       'group_uuid': info.get('group_uuid'),
                       'attributes': _attributes(info), 'updated_at': now,
                       'deleted': False, 'change_seq': 0, 'feed_seq': 0}
-            if _write_if_newer(session, info.uuid, values, now):
+            if send_order.write_if_newer(session, INST, info.uuid,
+                                         values, now):
                 applied.append(info.uuid)
         if applied:
             _stamp(change, INST.c.uuid.in_(applied))
         return applied
 
-
-def _write_if_newer(session, uuid, values, stamp):
-    if session.execute(sa.update(INST).where(
-            INST.c.uuid == uuid, _newer(stamp)).values(**values)).rowcount:
-        return True
-    if session.execute(sa.select(INST.c.id).where(
-            INST.c.uuid == uuid)).first() is not None:
-        return False
-    try:
-        session.execute(sa.insert(INST).values(uuid=uuid, **values))
-    except db_exc.DBDuplicateEntry as exc:
-        # a concurrent first report of the same instance: start over
-        raise db_exc.RetryRequest(exc)
-    return True
 
 
 def _stamp(change, condition):
@@ -91,7 +76,7 @@ def _forget(db, condition, stamp):
     with changes.write(db) as change:
         forgotten = change.session.execute(
             sa.update(INST).where(condition, INST.c.deleted == sa.false(),
-                                  _newer(stamp))
+                                  send_order.newer(INST, stamp))
             .values(deleted=True, change_seq=0, feed_seq=0,
                     updated_at=stamp)).rowcount
         if forgotten:
