@@ -30,7 +30,9 @@ import threading
 import time
 import weakref
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
+from sqlalchemy import exc as sa_exc
 
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import changes
@@ -40,6 +42,11 @@ from scheduler.host_state import bulk
 from scheduler.host_state.table import HostTable
 
 LOG = logging.getLogger(__name__)
+
+
+# what an unreachable or restarting database raises, wrapped by oslo.db
+# or, when a connection is opened, raw from the driver through SQLAlchemy
+_DB_FAULTS = (db_exc.DBError, sa_exc.DBAPIError)
 
 
 class HostStateCache:
@@ -61,6 +68,7 @@ class HostStateCache:
         self._refreshing = threading.Lock()
         self._poller = None
         self._stop = threading.Event()
+        self._poll_failing = False
 
     # -- the poller ------------------------------------------------------
 
@@ -86,8 +94,20 @@ class HostStateCache:
             return  # the cold load is the owner's (timed, logged)
         try:
             self.refresh(force=True)
-        except Exception:  # the next poll tries again
+        except _DB_FAULTS as exc:  # an outage: the next poll tries again
+            if not self._poll_failing:
+                # one line per outage, not one traceback per poll
+                LOG.warning('Host state refresh failed, retrying every '
+                            '%.2fs: %s', self.refresh_interval,
+                            str(exc).splitlines()[0][:200])
+            self._poll_failing = True
+            return
+        except Exception:  # a bug: show it; the next poll tries again
             LOG.exception('Host state refresh failed')
+            return
+        if self._poll_failing:
+            LOG.info('Host state refresh works again')
+            self._poll_failing = False
 
     @property
     def polling(self):

@@ -2,8 +2,10 @@
 pull only what changed, including what another worker wrote."""
 
 import gc
+import logging
 
 import pytest
+from oslo_db import exception as db_exc
 
 from scheduler import claims
 from scheduler import resource_classes as rcs
@@ -170,3 +172,26 @@ def test_an_abandoned_cache_stops_polling(db, hosts):
     gc.collect()
     poller.join(2)
     assert not poller.is_alive()
+
+
+def test_poller_logs_a_database_outage_once_and_its_end(db, hosts, caplog):
+    cache = HostStateCache(db)
+    cache.refresh(force=True)
+    outage = db_exc.DBConnectionError(Exception('server closed the '
+                                                'connection\n[SQL: SELECT]'))
+    results = [outage, outage, outage, None]
+
+    def refresh(force=False):
+        result = results.pop(0)
+        if result is not None:
+            raise result
+
+    cache.refresh = refresh
+    with caplog.at_level(logging.INFO, logger='scheduler.host_state.cache'):
+        for _ in range(4):
+            cache.poll_once()
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    assert 'Host state refresh failed' in messages[0]
+    assert 'SQL' not in messages[0] and not caplog.records[0].exc_info
+    assert messages[1] == 'Host state refresh works again'
