@@ -32,6 +32,7 @@ import threading
 
 from oslo_log import log as logging
 from oslo_messaging._drivers import amqpdriver
+from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_messaging.rpc import server as rpc_server
 
 from scheduler import exception
@@ -110,6 +111,10 @@ class ReportServer(rpc_server.RPCServer):
                 message.requeue()
                 return
             LOG.error('%s; dropped, as it was delivered twice', exc)
+        except rpc_dispatcher.ExpectedException:
+            # an answer, not a fault (a policy refusal): already logged
+            # once where it was raised, as oslo.messaging treats it too
+            LOG.debug('Expected exception during report handling')
         except Exception:
             LOG.exception('Exception during message handling')
         message.acknowledge()
