@@ -277,7 +277,8 @@ def test_previous_release_loads_every_object_backported_to_it(
     manifest = rpcapi.OBJECT_VERSIONS[rpcapi.VERSION_ALIASES[
         rpcapi.OLDEST_SUPPORTED]]
     classes = samples.scheduler_objects()
-    primitives = [samples.sample(classes[name]).obj_to_primitive(
+    primitives = [samples.sample_for_version(
+        classes[name], version).obj_to_primitive(
         target_version=version, version_manifest=manifest)
         for name, version in sorted(manifest.items())]
     path = tmp_path / 'objects.json'

@@ -56,6 +56,21 @@ def _value(field):
     raise AssertionError('no sample value for %s' % type(field).__name__)
 
 
+# fields an older version cannot carry: a backport refuses a non-empty
+# value rather than drop it (a different request would be placed)
+REFUSED_BELOW = {'RequestSpec': {'resource_groups': (1, 2)}}
+
+
+def sample_for_version(cls, version):
+    """``sample(cls)`` with what ``version`` cannot carry left empty."""
+    obj = sample(cls)
+    wanted = tuple(int(part) for part in version.split('.'))
+    for field, since in REFUSED_BELOW.get(cls.obj_name(), {}).items():
+        if wanted < since:
+            setattr(obj, field, [])
+    return obj
+
+
 def sample(cls):
     obj = cls()
     for name, field in cls.fields.items():

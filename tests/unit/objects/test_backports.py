@@ -73,19 +73,6 @@ FIELDS['ResourceGroup'] = {'1.0': ['any_traits', 'forbidden_traits', 'kind',
                                    'name', 'required_traits', 'resources']}
 FIELDS['LocalityRule'] = {'1.0': ['groups', 'hard', 'policy', 'scope']}
 
-# fields an older version cannot represent: a backport refuses a non-empty
-# value instead of dropping it (a different request would be placed)
-REFUSED_BELOW = {'RequestSpec': {'resource_groups': (1, 2)}}
-
-
-def _sample_for(cls, name, version):
-    obj = samples.sample(cls)
-    wanted = tuple(int(part) for part in version.split('.'))
-    for field, since in REFUSED_BELOW.get(name, {}).items():
-        if wanted < since:
-            setattr(obj, field, [])
-    return obj
-
 CASES = [(name, version) for name in sorted(FIELDS)
          for version in sorted(FIELDS[name])]
 
@@ -102,7 +89,7 @@ def test_every_object_lists_its_current_fields():
                          ids=['%s-%s' % case for case in CASES])
 def test_backport_keeps_only_the_fields_of_that_version(name, version):
     cls = samples.scheduler_objects()[name]
-    primitive = _sample_for(cls, name, version).obj_to_primitive(
+    primitive = samples.sample_for_version(cls, version).obj_to_primitive(
         target_version=version)
     data = primitive['scheduler_object.data']
     assert primitive['scheduler_object.version'] == version
