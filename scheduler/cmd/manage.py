@@ -50,7 +50,8 @@ def _parser():
     purge = db.add_parser('purge', help='delete rows nothing needs')
     purge.add_argument('--age-days', type=float, default=30,
                        help='records of workers down for longer than '
-                       'this many days (default 30)')
+                       'this many days, and tombstones of aggregates and '
+                       'instances deleted longer ago (default 30)')
     host = groups.add_parser('host', help='hosts (providers)') \
         .add_subparsers(dest='action', required=True)
     host.add_parser('list', help='list hosts with usage')

@@ -4,7 +4,8 @@ checks every command runs before it touches the database.
 ``service list`` shows the service records (``scheduler.db.services``),
 ``aggregate list`` / ``aggregate show NAME_OR_UUID`` the aggregates
 pushed with ``update_aggregates``, ``db purge`` deletes the records of
-workers long gone. ``schema_problem`` returns the "run db sync" hint
+workers long gone and the tombstones of aggregates and instances deleted
+as long ago (``scheduler.db.send_order.purge_tombstones``). ``schema_problem`` returns the "run db sync" hint
 when the schema is missing or behind, whatever the backend;
 ``missing_sqlite_file`` keeps a command from creating an empty SQLite
 file by merely opening it.
@@ -17,6 +18,7 @@ import sys
 from scheduler.cmd import output
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import migration
+from scheduler.db import send_order
 from scheduler.db import services as db_services
 
 
@@ -120,13 +122,20 @@ def aggregate_show(database, args):
 
 
 def db_purge(database, args):
-    purged = db_services.purge_services(
-        database, datetime.timedelta(days=args.age_days))
+    age = datetime.timedelta(days=args.age_days)
+    purged = db_services.purge_services(database, age)
+    with database.writer() as session:
+        tombstones = send_order.purge_tombstones(
+            session, db_services.now() - age)
     if args.format == 'json':
-        print(output.to_json({'service_records': purged}))
+        print(output.to_json(dict(service_records=purged, **tombstones)))
     else:
         print('Purged %d service records of workers down for more than '
               '%g days' % (purged, args.age_days))
+        print('Purged %d deleted aggregates and %d forgotten instances '
+              'deleted more than %g days ago' % (
+                  tombstones['aggregates'], tombstones['instances'],
+                  args.age_days))
 
 
 COMMANDS = {

@@ -5,11 +5,18 @@ a cast keeps ``updated_at``: when the message that last changed it was
 sent. ``newer(table, stamp)`` is the condition a write sent at ``stamp``
 must meet; ``write_if_newer`` updates a row under that condition, or
 inserts it if there is none. A tombstone (a deleted row) keeps its stamp,
-so an update sent before the delete cannot bring the row back.
+so an update sent before the delete cannot bring the row back;
+``purge_tombstones`` deletes those whose delete was sent longer ago than
+any message can still be in flight (``scheduler-manage db purge``).
 """
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
+
+from scheduler.db import models
+
+#: tables whose deleted rows stay as tombstones (``deleted`` is true)
+TOMBSTONED = (models.aggregates, models.instances)
 
 
 def newer(table, stamp):
@@ -33,3 +40,20 @@ def write_if_newer(session, table, uuid, values, stamp):
     except db_exc.DBDuplicateEntry as exc:
         raise db_exc.RetryRequest(exc)
     return True
+
+
+def purge_tombstones(session, before):
+    """Delete tombstones whose delete was sent before ``before`` (naive
+    UTC); returns {table name: rows deleted}.
+
+    Safe once ``before`` is far enough back (days): an update sent before
+    the delete that arrived after the purge would bring the row back, but
+    no message is in flight that long, and every live worker applied the
+    tombstone through the change feed within its poll interval.
+    """
+    purged = {}
+    for table in TOMBSTONED:
+        purged[table.name] = session.execute(sa.delete(table).where(
+            table.c.deleted == sa.true(), table.c.updated_at.is_not(None),
+            table.c.updated_at < before)).rowcount
+    return purged

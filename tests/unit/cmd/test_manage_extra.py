@@ -7,16 +7,22 @@ import json
 import os
 
 import pytest
+import sqlalchemy as sa
 
 from scheduler import objects
 from scheduler.cmd import manage
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
+from scheduler.db import instances as db_instances
 from scheduler.db import migration
+from scheduler.db import models
 from scheduler.db import services as db_services
 
 AGG1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 AGG2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
+INST1 = '7a1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
+INST2 = '7a1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
+INST3 = '7a1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e53'
 NOW = datetime.datetime(2026, 11, 23, 6, 0, 0)
 
 
@@ -72,9 +78,42 @@ def test_db_purge_deletes_only_long_gone_workers(database, run):
                          at=now - datetime.timedelta(days=40))
     assert run('db', 'purge') == (
         0, 'Purged 1 service records of workers down for more than 30 '
-        'days\n', '')
+        'days\nPurged 0 deleted aggregates and 0 forgotten instances '
+        'deleted more than 30 days ago\n', '')
     hosts = [s['host'] for s in db_services.list_services(database, 60)]
     assert hosts == ['live']
+
+
+def _tombstones(database, table):
+    with database.reader() as session:
+        return sorted(row.uuid for row in session.execute(
+            sa.select(table.c.uuid).where(table.c.deleted == sa.true())))
+
+
+def test_db_purge_deletes_only_old_tombstones(database, run):
+    now = db_services.now()
+    old, recent = now - datetime.timedelta(days=40), now
+    db_aggregates.save_aggregates(database, [
+        objects.Aggregate(uuid=uuid, name=uuid[-2:], hosts=['h1'],
+                          metadata={}) for uuid in (AGG1, AGG2)],
+        stamp=old - datetime.timedelta(seconds=1))
+    db_aggregates.delete_aggregate(database, AGG1, stamp=old)
+    db_aggregates.delete_aggregate(database, AGG2, stamp=recent)
+    db_instances.save_instances(database, 'h1', [
+        objects.InstanceInfo(uuid=INST1), objects.InstanceInfo(uuid=INST2),
+        objects.InstanceInfo(uuid=INST3)],
+        now=old - datetime.timedelta(seconds=1))
+    db_instances.delete_instance(database, 'h1', INST1, stamp=old)
+    db_instances.delete_instance(database, 'h1', INST2, stamp=recent)
+    status, out, _ = run('--format', 'json', 'db', 'purge')
+    assert status == 0
+    assert json.loads(out) == {'service_records': 0, 'aggregates': 1,
+                               'instances': 1}
+    # recent tombstones stay, so a late update can't bring them back
+    assert _tombstones(database, models.aggregates) == [AGG2]
+    assert _tombstones(database, models.instances) == [INST2]
+    live = [i['uuid'] for i in db_instances.instances_on(database, 'h1')]
+    assert live == [INST3]
 
 
 def test_aggregate_list_and_show(database, run):
