@@ -94,13 +94,20 @@ def host_list(database, args):
     rows = []
     for h in hosts:
         inv = h['inventories']
-        rows.append([h['host'], h['nodename'], h['availability_zone'],
+        others = ', '.join('%s %s' % (rc, _usage(inv[rc]))
+                           for rc in sorted(inv) if rc not in _COLUMNS)
+        rows.append([h['host'], h['nodename'], h.get('kind') or 'compute',
+                     h['availability_zone'],
                      'yes' if h['disabled'] else 'no'] +
                     [_usage(inv[rc]) if rc in inv else '-'
-                     for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB')] +
-                    [h['reported_at']])
-    print(output.table(['host', 'node', 'zone', 'disabled', 'VCPU',
-                        'MEMORY_MB', 'DISK_GB', 'reported'], rows))
+                     for rc in _COLUMNS] +
+                    [others or '-', h['reported_at']])
+    print(output.table(['host', 'node', 'kind', 'zone', 'disabled'] +
+                       list(_COLUMNS) + ['other', 'reported'], rows))
+
+
+# resource classes with a column of their own in ``host list``
+_COLUMNS = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 
 
 def host_show(database, args):
@@ -118,7 +125,7 @@ def host_show(database, args):
         print(output.to_json(host))
         return
     print(output.table(['field', 'value'], [
-        [k, host[k]] for k in ('host', 'nodename', 'uuid',
+        [k, host[k]] for k in ('host', 'nodename', 'uuid', 'kind',
                                'availability_zone', 'disabled',
                                'generation', 'change_seq', 'reported_at')]))
     print(output.table(

@@ -7,9 +7,11 @@ import json
 import pytest
 
 from scheduler import claims
+from scheduler import objects
 from scheduler.cmd import manage
 from scheduler.db import api as db_api
 from scheduler.db import migration
+from scheduler.db import providers as db_providers
 
 from .. import fakes
 
@@ -74,13 +76,30 @@ def test_host_list_table(run, cloud):
     assert status == 0
     lines = out.splitlines()
     header = [c.strip() for c in lines[1].strip('|').split('|')]
-    assert header == ['host', 'node', 'zone', 'disabled', 'VCPU',
-                      'MEMORY_MB', 'DISK_GB', 'reported']
+    assert header == ['host', 'node', 'kind', 'zone', 'disabled', 'VCPU',
+                      'MEMORY_MB', 'DISK_GB', 'other', 'reported']
     rows = [[c.strip() for c in line.strip('|').split('|')]
             for line in lines[3:-1]]
-    assert [r[:7] for r in rows] == [
-        ['h1', 'h1', 'az1', 'no', '2/32', '1024/16384', '0/500'],
-        ['h2', 'h2-node', '-', 'yes', '1/32', '0/16384', '0/500']]
+    assert [r[:9] for r in rows] == [
+        ['h1', 'h1', 'compute', 'az1', 'no', '2/32', '1024/16384', '0/500',
+         '-'],
+        ['h2', 'h2-node', 'compute', '-', 'yes', '1/32', '0/16384', '0/500',
+         '-']]
+
+
+def test_host_list_shows_kind_and_other_classes(run, cloud):
+    db_providers.record_compute_node(cloud, objects.ComputeNode.from_stats(
+        'cinder1', 'cinder1', {
+            'kind': 'storage',
+            'inventories': {'DISK_GB': {'total': 100},
+                            'CUSTOM_IOPS': {'total': 5000}},
+            'used': {'CUSTOM_IOPS': 1000}}), fakes.RATIO_DEFAULTS)
+    status, out, _ = run('host', 'list')
+    assert status == 0
+    [row] = [[c.strip() for c in line.strip('|').split('|')]
+             for line in out.splitlines() if 'cinder1' in line]
+    assert row[:9] == ['cinder1', 'cinder1', 'storage', '-', 'no', '-', '-',
+                       '0/100', 'CUSTOM_IOPS 1000/5000']
 
 
 def test_host_list_json(run, cloud):
