@@ -83,20 +83,22 @@ GROUP_IGNORED = frozenset({
     'deleted_at', 'deleted', 'policies', '_policies', '_rules'})
 
 
-def flavor(value, path):
-    value = unwrap(value)
+def _known_fields(value, ignored, path):
+    """``value`` (unwrapped) less the nova fields in ``ignored``; a value
+    that is not a dict is returned as it is, for the caller to refuse."""
     if not isinstance(value, dict):
         return value
-    return drop_ignored(value, FLAVOR_IGNORED, path)
+    return drop_ignored(value, ignored, path)
+
+
+def flavor(value, path):
+    return _known_fields(unwrap(value), FLAVOR_IGNORED, path)
 
 
 def image(value, path):
     """An image dict of ImageMeta fields; property values as strings."""
-    value = unwrap(value)
-    if not isinstance(value, dict):
-        return value
-    value = drop_ignored(value, IMAGE_IGNORED, path)
-    props = value.get('properties')
+    value = _known_fields(unwrap(value), IMAGE_IGNORED, path)
+    props = value.get('properties') if isinstance(value, dict) else None
     if isinstance(props, dict):
         value['properties'] = {k: _prop_text(v) for k, v in props.items()}
     return value
@@ -111,20 +113,18 @@ def _prop_text(value):
 
 
 def destination(value, path):
-    value = unwrap(value)
-    if not isinstance(value, dict):
-        return value
-    return drop_ignored(value, DESTINATION_IGNORED, path)
+    return _known_fields(unwrap(value), DESTINATION_IGNORED, path)
 
 
 def instance_group(value, path):
     value = unwrap(value)
-    if not isinstance(value, dict):
-        return value
-    if not value.get('policy') and value.get('policies'):
+    if isinstance(value, dict) and not value.get('policy') and \
+            value.get('policies'):
         # groups made before nova's InstanceGroup 1.11 carry a list
         value = dict(value, policy=list(value['policies'])[0])
-    value = drop_ignored(value, GROUP_IGNORED, path)
+    value = _known_fields(value, GROUP_IGNORED, path)
+    if not isinstance(value, dict):
+        return value
     if value.get('rules'):
         value['rules'] = {k: str(v) for k, v in value['rules'].items()}
     for key in ('members', 'hosts'):
