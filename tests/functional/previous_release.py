@@ -128,26 +128,12 @@ class PreviousServer(server_mod.SchedulerServer):
     teardown as the current one, run by the previous release's python
     from the server's work directory."""
 
+    release = 'previous release'
+
     def __init__(self, python_path, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.python = python_path
 
-    def db_sync(self):
-        result = run_module(self.python, 'scheduler.cmd.manage',
-                            '--config-file', str(self.config_path), 'db',
-                            'sync', cwd=self.workdir)
-        if result.returncode != 0:
-            pytest.fail('previous release db sync failed (%d):\n%s%s' % (
-                result.returncode, result.stdout, result.stderr))
-
-    def start(self):
-        assert self.process is None, 'server already running'
-        self.starts += 1
-        with open(self.out_path, 'wb') as out:
-            self.process = subprocess.Popen(
-                [str(self.python), '-m', 'scheduler.cmd.server',
-                 '--config-file', str(self.config_path),
-                 '--log-file', str(self.log_path)],
-                cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=out,
-                stderr=subprocess.STDOUT)
-        return self
+    @property
+    def cwd(self):
+        return self.workdir

@@ -107,24 +107,33 @@ class SchedulerServer:
     def out_path(self):
         return self.workdir / ('server-%d.out' % self.starts)
 
+    #: the python that runs the release under test, and where from
+    python = sys.executable
+    release = 'scheduler-manage'
+
+    @property
+    def cwd(self):
+        return ROOT
+
     def db_sync(self):
         result = subprocess.run(
-            [sys.executable, '-m', 'scheduler.cmd.manage', '--config-file',
+            [str(self.python), '-m', 'scheduler.cmd.manage', '--config-file',
              str(self.config_path), 'db', 'sync'],
-            cwd=ROOT, capture_output=True, text=True, timeout=120)
+            cwd=self.cwd, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
-            pytest.fail('scheduler-manage db sync failed (%d):\n%s%s' % (
-                result.returncode, result.stdout, result.stderr))
+            pytest.fail('%s db sync failed (%d):\n%s%s' % (
+                self.release, result.returncode, result.stdout,
+                result.stderr))
 
     def start(self):
         assert self.process is None, 'server already running'
         self.starts += 1
         with open(self.out_path, 'wb') as out:
             self.process = subprocess.Popen(
-                [sys.executable, '-m', 'scheduler.cmd.server',
+                [str(self.python), '-m', 'scheduler.cmd.server',
                  '--config-file', str(self.config_path),
                  '--log-file', str(self.log_path)],
-                cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out,
+                cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=out,
                 stderr=subprocess.STDOUT)
         return self
 

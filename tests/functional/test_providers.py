@@ -163,15 +163,8 @@ def test_groups_from_several_conductors_never_overcommit(
     reports = _reports()
     workload.push_hosts(server, reports)
     run = Placements(server.client())
-    threads = [threading.Thread(target=run.conductor, args=(seed,))
-               for seed in range(CONDUCTORS)]
-    started = time.monotonic()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(TIMEOUT + 60)
-    elapsed = time.monotonic() - started
-    assert not any(t.is_alive() for t in threads), 'conductors hung'
+    elapsed = workload.run_conductors(run.conductor, CONDUCTORS,
+                                      TIMEOUT + 60)
 
     state = db_state.read_state(server.engine)
     overcommit = db_state.overcommit(state)

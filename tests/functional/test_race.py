@@ -108,16 +108,8 @@ def test_concurrent_fill_never_overcommits(backend, workers, scheduler,
     workload.push_hosts(server, [('race-%02d' % i, dict(HOST_STATS))
                                  for i in range(HOSTS)])
     fill = Fill(server, server.client())
-    threads = [threading.Thread(target=fill.conductor, args=(seed,),
-                                name='conductor-%d' % seed)
-               for seed in range(CONDUCTORS)]
-    started = time.monotonic()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(FILL_TIMEOUT + 60)
-    elapsed = time.monotonic() - started
-    assert not any(t.is_alive() for t in threads), 'conductors hung'
+    elapsed = workload.run_conductors(fill.conductor, CONDUCTORS,
+                                      FILL_TIMEOUT + 60)
 
     state = db_state.read_state(server.engine)
     overcommit = db_state.overcommit(state)

@@ -4,7 +4,11 @@
 ``push_hosts`` sends them from a tracker process and waits until the
 scheduler has stored them all, ``legacy_spec`` / ``object_spec`` build a
 request in each of the two forms ``SchedulerClient`` accepts.
+``run_conductors`` runs concurrent conductor threads to the end.
 """
+
+import threading
+import time
 
 from scheduler import objects
 from scheduler.context import RequestContext
@@ -79,3 +83,19 @@ def object_spec(flavor, num_instances=1, **fields):
                                flavor=objects.Flavor(**flavor),
                                project_id='project-1', user_id='user-1',
                                **fields)
+
+
+def run_conductors(conductor, count, timeout):
+    """Run ``conductor(seed)`` in ``count`` threads at once, seeds 0..N-1,
+    and wait for all; returns the seconds they took. Fails the test if
+    one is still running ``timeout`` seconds after its start."""
+    threads = [threading.Thread(target=conductor, args=(seed,),
+                                name='conductor-%d' % seed, daemon=True)
+               for seed in range(count)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, started + timeout - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), 'conductors hung'
+    return time.monotonic() - started
