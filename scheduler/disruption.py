@@ -8,8 +8,8 @@ until each tracker has reported again. Like kube's node lifecycle
 controller in a disruption of a zone, a worker takes a silence of most
 hosts at once as its own problem, not the hosts':
 
-* when at least ``THRESHOLD`` (55%, kube's unhealthy-zone threshold) of
-  the hosts, and at least ``MIN_SILENT`` hosts, are not reporting, the
+* when at least ``[scheduler] disruption_threshold`` (55% by default,
+  kube's unhealthy-zone threshold) of the hosts, and at least ``MIN_SILENT`` hosts, are not reporting, the
   worker notes when that silence began (the newest report among the silent
   hosts) and, from then until ``service_down_time`` seconds after it last
   saw the silence, every host that was reporting when the silence began
@@ -25,7 +25,6 @@ still hold, the build fails and is retried elsewhere.
 
 import threading
 
-THRESHOLD = 0.55
 # a tiny cloud whose hosts died is not a disruption of the scheduler
 MIN_SILENT = 3
 
@@ -33,8 +32,9 @@ MIN_SILENT = 3
 class DisruptionGrace:
     """Per worker: remembers the last silence it saw (thread-safe)."""
 
-    def __init__(self, service_down_time):
+    def __init__(self, service_down_time, threshold):
         self.service_down_time = service_down_time
+        self.threshold = threshold
         self._lock = threading.Lock()
         self.silent_from = None     # newest report when the silence began
         self.grace_until = None
@@ -46,7 +46,7 @@ class DisruptionGrace:
         count, silent_count = len(reported_at), int(silent.sum())
         with self._lock:
             if (silent_count >= MIN_SILENT
-                    and silent_count >= THRESHOLD * count):
+                    and silent_count >= self.threshold * count):
                 newest_silent = float(reported_at[silent].max())
                 if (self.grace_until is None or now > self.grace_until
                         or self.silent_from is None):

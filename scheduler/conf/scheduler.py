@@ -47,7 +47,22 @@ scheduler_opts = [
                default=60, min=1,
                help='Seconds after which a host whose tracker has not '
                     'reported is considered down and is not scheduled to. '
-                    'Used by ComputeFilter.'),
+                    'Used by ComputeFilter. Related options: '
+                    'disruption_threshold.'),
+    cfg.FloatOpt('disruption_threshold',
+                 default=0.55, min=0.0, max=1.0,
+                 help='Share of all hosts (0.0-1.0) that must fall silent '
+                      'at once (and at least 3) for a worker to take the '
+                      'silence as its own outage (broker or network), not '
+                      'the hosts\': the hosts that were reporting when it '
+                      'began then count as up for one more '
+                      'service_down_time, so that their trackers can '
+                      'report again. Default 0.55, the share at which '
+                      'kube\'s node lifecycle controller calls a zone '
+                      'unhealthy. 1.0 turns the grace off (only a silence '
+                      'of every host counts); 0.0 would grant it to any '
+                      'silence of 3 hosts. Related options: '
+                      'service_down_time.'),
     cfg.StrOpt('default_availability_zone',
                default='nova',
                help='Availability zone of a host whose tracker reports '

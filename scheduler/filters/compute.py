@@ -16,7 +16,8 @@ class ComputeFilter(base.BaseFilter):
         super().__init__(conf)
         self.service_down_time = conf.scheduler.service_down_time
         # a silence of most hosts at once is the scheduler's outage
-        self.grace = disruption.DisruptionGrace(self.service_down_time)
+        self.grace = disruption.DisruptionGrace(
+            self.service_down_time, conf.scheduler.disruption_threshold)
 
     def filter_all(self, table, request):
         n = table.size
