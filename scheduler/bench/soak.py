@@ -11,6 +11,7 @@ within 10% of the first minute's, beyond 5 ms (a few ms of noise is
 not growth).
 """
 
+import collections
 import threading
 import time
 import uuid
@@ -61,9 +62,12 @@ class _Load:
 
     def __init__(self, client, hosts):
         self.client, self.hosts = client, hosts
-        self.ctxt = RequestContext(project_id='bench', user_id='bench')
+        # the service role: conductors and trackers carry it (policy)
+        self.ctxt = RequestContext(project_id='bench', user_id='bench',
+                                   roles=['service'])
         self.lock = threading.Lock()
         self.samples = []        # (monotonic time, seconds or None)
+        self.error_kinds = collections.Counter()
         self.spec = workload.request_spec('m1.small')
 
     def place(self, n):
@@ -73,8 +77,10 @@ class _Load:
             self.client.select_destinations(self.ctxt, self.spec,
                                             instance_uuids=[consumer])
             took = time.monotonic() - started
-        except Exception:  # counted as an error of that minute
+        except Exception as exc:  # counted as an error of that minute
             took = None
+            with self.lock:
+                self.error_kinds[type(exc).__name__] += 1
         with self.lock:
             self.samples.append((started, took))
         if took is not None:
@@ -131,6 +137,7 @@ def run(options):
         result['overcommitted'] = dep.audit()['overcommitted']
     result['minutes'] = rows
     result['errors'] = sum(r['errors'] for r in rows)
+    result['error_kinds'] = dict(load.error_kinds)
     result['rss_growth_pct'] = _growth(rows[0]['rss_mb'], rows[-1]['rss_mb'])
     result['p99_growth_pct'] = _growth(rows[0]['p99_ms'], rows[-1]['p99_ms'],
                                        floor=5.0)
@@ -138,10 +145,14 @@ def run(options):
 
 
 def render(result):
-    return report.table(
+    table = report.table(
         ['minute', 'placements', 'errors', 'p99 ms', 'workers RSS MiB'],
         [[r['minute'], r['placements'], r['errors'], r['p99_ms'],
           r['rss_mb']] for r in result['minutes']])
+    if result.get('error_kinds'):
+        table += '\nerrors by kind: %s' % ', '.join(
+            '%s %d' % kv for kv in sorted(result['error_kinds'].items()))
+    return table
 
 
 def draw(pyplot, result):

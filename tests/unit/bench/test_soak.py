@@ -17,3 +17,18 @@ def test_render_prints_one_row_per_minute():
              'rss_mb': 200.0} for m in (1, 2)]
     text = soak.render({'minutes': rows})
     assert text.count('1200') == 2 and 'workers RSS MiB' in text
+
+
+def test_render_names_the_kinds_of_errors():
+    rows = [{'minute': 1, 'placements': 0, 'errors': 1200, 'p99_ms': None,
+             'rss_mb': 200.0}]
+    text = soak.render({'minutes': rows,
+                        'error_kinds': {'Forbidden': 1199,
+                                        'MessagingTimeout': 1}})
+    assert 'errors by kind: Forbidden 1199, MessagingTimeout 1' in text
+
+
+def test_placements_carry_the_service_role():
+    # without it every call is refused by policy (scheduler.policy)
+    load = soak._Load(client=None, hosts=1)
+    assert 'service' in load.ctxt.roles
