@@ -9,15 +9,35 @@ that never syncs would keep them for ever. Every worker therefore runs a
 unconfirmed_claim_grace_period`` (0 disables the sweep). Workers sweeping
 at once is harmless: the release is one transaction under the providers'
 locks, and a row is released once.
+
+A database outage (unreachable, restarting, dropped) is logged as one
+warning line without traceback or SQL, and its end as one line; any other
+error keeps its traceback. ``stop()`` ends the thread and waits for a
+sweep in progress, so nothing sweeps a database after its owner let it go
+(``SchedulerManager.stop``).
 """
 
 import threading
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
+from sqlalchemy import exc as sa_exc
 
 from scheduler import claims
 
 LOG = logging.getLogger(__name__)
+
+# what an unreachable, restarting or dropped database raises: wrapped by
+# oslo.db, or raw from the driver through SQLAlchemy when connecting
+_OUTAGE = (db_exc.DBConnectionError, db_exc.CantStartEngineError,
+           sa_exc.OperationalError, sa_exc.InterfaceError,
+           sa_exc.DisconnectionError, sa_exc.TimeoutError)
+
+
+def is_outage(exc):
+    """Is ``exc`` the database being away, rather than a bug?"""
+    inner = getattr(exc, 'inner_exception', None)
+    return isinstance(exc, _OUTAGE) or isinstance(inner, _OUTAGE)
 
 
 class ClaimSweeper:
@@ -28,6 +48,7 @@ class ClaimSweeper:
         self.interval = interval or max(grace_seconds / 4.0, 5.0)
         self._stopped = threading.Event()
         self._thread = None
+        self._failing = False
 
     def start(self):
         if self.grace_seconds <= 0 or self._thread is not None:
@@ -36,8 +57,12 @@ class ClaimSweeper:
                                         name='claim-sweeper')
         self._thread.start()
 
-    def stop(self):
+    def stop(self, timeout=10.0):
+        """End the thread; wait up to ``timeout`` s for a sweep running."""
         self._stopped.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
     def sweep(self):
         """Release what is due now; returns how many rows."""
@@ -47,10 +72,33 @@ class ClaimSweeper:
                      released, self.grace_seconds)
         return released
 
-    def _run(self):
-        while not self._stopped.wait(self.interval):
-            try:
-                self.sweep()
-            except Exception:
+    def sweep_once(self):
+        """One sweep as the thread runs it: errors are logged, not raised."""
+        try:
+            self.sweep()
+        except Exception as exc:
+            if not is_outage(exc):
                 LOG.exception('Claim sweep failed; next in %.0fs',
                               self.interval)
+                return
+            if not self._failing:
+                # one line per outage: no traceback, no SQL
+                LOG.warning('Claim sweep failed, database unreachable; '
+                            'retrying every %.0fs: %s', self.interval,
+                            _first_line(exc))
+            self._failing = True
+            return
+        if self._failing:
+            LOG.info('Claim sweep works again')
+            self._failing = False
+
+    def _run(self):
+        while not self._stopped.wait(self.interval):
+            self.sweep_once()
+
+
+def _first_line(exc):
+    """The driver's message without the statement oslo.db appends."""
+    text = str(getattr(exc, 'inner_exception', None) or exc)
+    text = text.split('[SQL:')[0].strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]

@@ -10,6 +10,8 @@ Every exception is built from keyword arguments only, and keeps them in
 ``cls(*args, **kwargs)``, so they must be JSON-serializable.
 """
 
+import oslo_messaging
+
 
 class SchedulerException(Exception):
     """Base class: ``msg_fmt`` formatted with the keyword arguments."""
@@ -136,3 +138,32 @@ class ReportNotStored(SchedulerException):
     report topic's server then has the broker deliver it again once."""
 
     msg_fmt = 'The report of %(host)s/%(node)s was not stored: %(reason)s'
+
+
+class SchedulerUnavailable(ServiceUnavailable,
+                           oslo_messaging.MessagingTimeout):
+    """No scheduler worker answered a call in time (the client raises it
+    for oslo.messaging's ``MessagingTimeout``).
+
+    The worker may have died mid-call (SIGKILL, OOM) or none may be
+    serving. A claim the dead worker wrote is released by every worker's
+    claim sweeper once ``grace`` seconds (``[scheduler]
+    unconfirmed_claim_grace_period``) have passed; the caller retries.
+    Also a ``MessagingTimeout``, for callers written against earlier
+    releases that caught that.
+    """
+
+    msg_fmt = ('No scheduler worker answered %(method)s within '
+               '%(seconds).1f s (worker died, none serving, or the broker '
+               'is unreachable); nothing was returned. Retry: a claim '
+               'written for this request, if any, is released after '
+               '%(grace)d s ([scheduler] unconfirmed_claim_grace_period).')
+
+
+class MessageTooLarge(InvalidField):
+    """A message is larger than ``[limits] max_message_bytes``; refused by
+    the client before it is sent (the broker would refuse it too)."""
+
+    msg_fmt = ('Invalid value for field %(field)s: the %(method)s message '
+               'would be %(size)d bytes, more than [limits] '
+               'max_message_bytes (%(limit)d)')

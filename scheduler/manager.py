@@ -59,11 +59,14 @@ class SchedulerManager:
         self.host_cache = parts.host_cache
         self.notifier = parts.notifier
         self.driver = parts.driver
+        self.claim_sweeper = parts.claim_sweeper
 
     def stop(self):
         """Write the reports still pending (clean shutdown)."""
         self.report_writer.stop()
         self.host_cache.stop()
+        if self.claim_sweeper is not None:
+            self.claim_sweeper.stop()
 
     @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(exception.NoValidHost,

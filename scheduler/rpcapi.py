@@ -40,6 +40,7 @@ from oslo_versionedobjects import base as ovo_base
 from scheduler import conf as sched_conf
 from scheduler import context as sched_context
 from scheduler import exception
+from scheduler import message_size
 from scheduler import objects
 
 LOG = logging.getLogger(__name__)
@@ -113,12 +114,24 @@ _NOT_AN_OLD_WORKER = tuple(
     if hasattr(exception, name))
 
 
+class _Serialized:
+    """An argument ``SchedulerAPI`` already serialized (to measure it);
+    the serializer passes its value through as it is."""
+
+    __slots__ = ('value',)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class _ManifestSerializer(objects.SchedulerObjectSerializer):
     """Sends objects at the versions of ``manifest`` (None: current)."""
 
     manifest = None
 
     def serialize_entity(self, ctxt, entity):
+        if type(entity) is _Serialized:
+            return entity.value
         manifest = self.manifest
         if manifest and isinstance(entity, ovo_base.VersionedObject):
             target = manifest.get(entity.obj_name(), entity.VERSION)
@@ -183,6 +196,7 @@ class SchedulerAPI:
             transport, target, serializer=self.serializer,
             version_cap=None if setting == AUTO else self.version_cap)
         self.report_topic = sched_conf.scheduler.report_topic(conf)
+        self.max_message_bytes = conf.limits.max_message_bytes
         self._auto = None
         if setting == AUTO:
             self._auto = _AutoCap(self.client,
@@ -209,53 +223,74 @@ class SchedulerAPI:
             kwargs['topic'] = topic
         return self.client.prepare(**kwargs)
 
+    def _sized(self, ctxt, method, kwargs):
+        """``kwargs`` serialized once, after checking the message's size
+        against ``[limits] max_message_bytes`` (``MessageTooLarge``): the
+        broker would refuse a message past its own limit, and the client
+        would retry it for ever (``MessageDeliveryFailure``)."""
+        args, sizes = {}, {}
+        for name, value in kwargs.items():
+            primitive = self.serializer.serialize_entity(ctxt, value)
+            sizes[name] = message_size.encoded_size(primitive)
+            args[name] = _Serialized(primitive)
+        message_size.check(method, sizes, self.max_message_bytes)
+        return args
+
+    def _call(self, cctxt, ctxt, method, **kwargs):
+        return cctxt.call(ctxt, method, **self._sized(ctxt, method, kwargs))
+
+    def _cast(self, cctxt, ctxt, method, **kwargs):
+        cctxt.cast(ctxt, method, **self._sized(ctxt, method, kwargs))
+
     def get_service_versions(self, ctxt):
         cctxt = self._prepare(ctxt, '1.3', 'get_service_versions')
-        return cctxt.call(ctxt, 'get_service_versions')
+        return self._call(cctxt, ctxt, 'get_service_versions')
 
     def select_destinations(self, ctxt, spec_obj, instance_uuids,
                             return_alternates=False):
         cctxt = self._prepare(ctxt, '1.0', 'select_destinations').prepare(
             call_monitor_timeout=CALL_MONITOR_TIMEOUT)
-        return cctxt.call(ctxt, 'select_destinations', spec_obj=spec_obj,
-                          instance_uuids=instance_uuids,
+        return self._call(cctxt, ctxt, 'select_destinations',
+                          spec_obj=spec_obj, instance_uuids=instance_uuids,
                           return_alternates=return_alternates)
 
     def update_resource_stats(self, ctxt, name, stats):
         cctxt = self._prepare(ctxt, '1.0', 'update_resource_stats',
                               topic=self.report_topic)
-        cctxt.cast(ctxt, 'update_resource_stats', name=name, stats=stats)
+        self._cast(cctxt, ctxt, 'update_resource_stats', name=name,
+                   stats=stats)
 
     def delete_allocations(self, ctxt, consumer_uuid):
         cctxt = self._prepare(ctxt, '1.1', 'delete_allocations')
-        cctxt.cast(ctxt, 'delete_allocations', consumer_uuid=consumer_uuid)
+        self._cast(cctxt, ctxt, 'delete_allocations',
+                   consumer_uuid=consumer_uuid)
 
     def sync_instance_info(self, ctxt, host, instance_uuids):
         cctxt = self._prepare(ctxt, '1.1', 'sync_instance_info',
                               topic=self.report_topic)
-        cctxt.cast(ctxt, 'sync_instance_info', host=host,
+        self._cast(cctxt, ctxt, 'sync_instance_info', host=host,
                    instance_uuids=instance_uuids)
 
     def update_aggregates(self, ctxt, aggregates):
         cctxt = self._prepare(ctxt, '1.2', 'update_aggregates')
-        cctxt.cast(ctxt, 'update_aggregates', aggregates=aggregates)
+        self._cast(cctxt, ctxt, 'update_aggregates', aggregates=aggregates)
 
     def delete_aggregate(self, ctxt, aggregate):
         cctxt = self._prepare(ctxt, '1.2', 'delete_aggregate')
-        cctxt.cast(ctxt, 'delete_aggregate', aggregate=aggregate)
+        self._cast(cctxt, ctxt, 'delete_aggregate', aggregate=aggregate)
 
     def update_instance_info(self, ctxt, host, instance_info):
         cctxt = self._prepare(ctxt, '1.2', 'update_instance_info',
                               topic=self.report_topic)
-        cctxt.cast(ctxt, 'update_instance_info', host=host,
+        self._cast(cctxt, ctxt, 'update_instance_info', host=host,
                    instance_info=instance_info)
 
     def delete_instance_info(self, ctxt, host, instance_uuid):
         cctxt = self._prepare(ctxt, '1.2', 'delete_instance_info',
                               topic=self.report_topic)
-        cctxt.cast(ctxt, 'delete_instance_info', host=host,
+        self._cast(cctxt, ctxt, 'delete_instance_info', host=host,
                    instance_uuid=instance_uuid)
 
     def build_failed(self, ctxt, name):
         cctxt = self._prepare(ctxt, '1.2', 'build_failed')
-        cctxt.cast(ctxt, 'build_failed', name=name)
+        self._cast(cctxt, ctxt, 'build_failed', name=name)

@@ -2,9 +2,28 @@
 
 Input is validated before it is sent, so a tracker learns about a bad
 field from a ``ValueError`` (``scheduler.exception.InvalidField``) at the
-call, not from a line in the scheduler's log.
+call, not from a line in the scheduler's log. A message larger than
+``[limits] max_message_bytes`` is refused the same way, with
+``scheduler.exception.MessageTooLarge`` (an ``InvalidField`` naming the
+method and argument, the size and the limit), before it reaches the broker.
+
+What ``select_destinations`` raises, all ``scheduler.exception`` classes:
+
+* ``NoValidHost``: nothing fits; ``reason`` says which filter removed what.
+* ``InvalidRequest`` / ``InvalidField``: the request cannot be accepted.
+* ``Forbidden``: the context does not pass the method's policy rule.
+* ``DatabaseUnavailable``: the scheduler's database is unreachable; retry.
+* ``SchedulerUnavailable``: no worker answered in time (a worker died
+  mid-call, none is serving, or the broker is away): oslo.messaging's
+  ``MessagingTimeout`` translated, and still a subclass of it. The message
+  says how long the call waited; a claim the dead worker may have written
+  is released after ``[scheduler] unconfirmed_claim_grace_period``, so the
+  caller simply retries.
 """
 
+import time
+
+import oslo_messaging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
@@ -36,7 +55,9 @@ class SchedulerClient:
         legacy dict that goes with it).
         Returns one list of ``Selection`` per instance: the claimed host
         first, then up to ``max_attempts - 1`` alternates if asked for.
-        Raises ``scheduler.exception.NoValidHost`` when nothing fits.
+        Raises ``scheduler.exception.NoValidHost`` when nothing fits,
+        ``SchedulerUnavailable`` when no worker answered in time (module
+        docstring).
         """
         if nova_compat.is_nova_request_spec(spec) and not \
                 filter_properties:
@@ -55,6 +76,7 @@ class SchedulerClient:
         resource_groups.validate(spec, 'spec')
         if instance_uuids is not None:
             instance_uuids = list(instance_uuids)
+        started = time.monotonic()
         try:
             return self.api.select_destinations(ctxt, spec, instance_uuids,
                                                 return_alternates)
@@ -62,6 +84,12 @@ class SchedulerClient:
             # oslo.messaging appends the server's traceback to remote
             # exceptions; give callers the plain, local class instead.
             raise _local_copy(exc) from None
+        except oslo_messaging.MessagingTimeout:
+            raise exception.SchedulerUnavailable(
+                service='scheduler', method='select_destinations',
+                seconds=time.monotonic() - started,
+                grace=self.conf.scheduler.unconfirmed_claim_grace_period,
+            ) from None
 
     def update_resource_stats(self, ctxt, name, stats):
         """Report what a host (or ``(host, node)``) has; fire and forget.

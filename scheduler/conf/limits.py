@@ -40,8 +40,17 @@ limits_opts = [
     cfg.IntOpt('max_message_bytes',
                default=64 * 1024 * 1024, min=1024,
                help='Largest size of a message body after decompression, '
-                    'in bytes (default 64 MiB). A compressed body is '
-                    'inflated at most this far, then refused.'),
+                    'in bytes (default 64 MiB). Workers inflate a '
+                    'compressed body at most this far, then refuse it. '
+                    'Clients (SchedulerClient) refuse to send a message '
+                    'whose arguments, as encoded on the wire, are larger, '
+                    'with MessageTooLarge (an InvalidField naming the '
+                    'method, the argument, the size and this limit). Keep '
+                    'it below the broker\'s own maximum with room for the '
+                    'envelope (about 1 KiB): RabbitMQ refuses larger '
+                    'messages (max_message_size, 128 MiB by default in '
+                    'RabbitMQ 3.8-3.13, see `rabbitmqctl environment`), '
+                    'and the client would retry such a publish for ever.'),
     cfg.IntOpt('max_clock_skew',
                default=300, min=0,
                help='Seconds a timestamp in a message (a tracker\'s '

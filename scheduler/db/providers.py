@@ -204,8 +204,8 @@ def _record_all(db, session, todo, ratio_defaults, now):
     A bounded number of statements for the batch (the providers' ids,
     their locks with the stored report times, the aggregates' ratio
     overrides, one executemany each for the providers and inventories
-    already stored), plus a few per new provider. Reports older than the
-    stored one are ignored.
+    already stored, one multi-row INSERT each for new providers and their
+    inventories). Reports older than the stored one are ignored.
     """
     hosts = sorted({node.host for node, _ in todo})
     # Lock rows by primary key only, once they are known to exist: on
@@ -218,18 +218,52 @@ def _record_all(db, session, todo, ratio_defaults, now):
         .where(P.c.id.in_(sorted(ids.values()))).order_by(P.c.id)
         .with_for_update()).all()) if ids else {}
     overrides = ratios.overrides(db, session, hosts)
-    changed, updates = [], []
+    new, updates = [], []
     for node, reported_at in sorted(
             todo, key=lambda t: (t[0].host, t[0].nodename)):
         provider_id = ids.get((node.host, node.nodename))
         if provider_id not in stored:
-            changed.append(_record(session, node, None, reported_at,
-                                   ratio_defaults, overrides, now))
+            new.append((node, reported_at))
         elif (stored[provider_id] is None
               or reported_at > stored[provider_id]):
             updates.append((provider_id, node, reported_at))
+    changed = _insert_new(session, new, ratio_defaults, overrides, now)
     _update_existing(session, updates, ratio_defaults, overrides)
     return changed + [provider_id for provider_id, _, _ in updates]
+
+
+def _insert_new(session, new, ratio_defaults, overrides, now):
+    """Reports of providers not stored yet: one multi-row INSERT for the
+    providers, one SELECT of their ids, one multi-row INSERT for their
+    inventories (an executemany: psycopg2's execute_values through
+    SQLAlchemy's "insertmanyvalues", PyMySQL's own multi-row rewrite), not
+    a few statements per provider. Returns the new providers' ids."""
+    if not new:
+        return []
+    session.execute(sa.insert(P), [{
+        'uuid': node.get('uuid') or uuidutils.generate_uuid(),
+        'host': node.host, 'nodename': node.nodename, 'generation': 0,
+        'change_seq': 0, 'created_at': now,
+        'failed_builds': _failed_builds(node).get('failed_builds', 0),
+        'disabled': bool(node.disabled),
+        'availability_zone': node.get('availability_zone'),
+        'reported_at': reported_at, 'attributes': _attributes(node),
+        'kind': _kind(node)} for node, reported_at in new])
+    id_of = {(r.host, r.nodename): r.id for r in session.execute(
+        sa.select(P.c.id, P.c.host, P.c.nodename).where(
+            P.c.host.in_({node.host for node, _ in new})))}
+    ids = [id_of[(node.host, node.nodename)] for node, _ in new]
+    rows = []
+    for provider_id, (node, _) in zip(ids, new):
+        inventories = inventories_from_node(node, ratio_defaults)
+        ratios.apply_overrides(inventories, overrides.get(node.host, {}))
+        rows.extend({'provider_id': provider_id, 'claimed': 0,
+                     'resource_class': rc,
+                     **{k: inv[k] for k in _INVENTORY_COLUMNS}}
+                    for rc, inv in sorted(inventories.items()))
+    if rows:
+        session.execute(sa.insert(INV), rows)
+    return list(ids)
 
 
 _B = sa.bindparam
@@ -284,34 +318,6 @@ def _update_existing(session, updates, ratio_defaults, overrides):
         session.execute(sa.insert(INV), missing)
 
 
-def _record(session, node, provider_id, reported_at, ratio_defaults,
-            overrides, now):
-    """Write one report (not stamped) to ``provider_id`` (None: a new
-    provider); returns the provider's id."""
-    values = {
-        **_failed_builds(node),
-        'disabled': bool(node.disabled),
-        'availability_zone': node.get('availability_zone'),
-        'reported_at': reported_at,
-        'attributes': _attributes(node),
-        'kind': _kind(node),
-    }
-    new = provider_id is None
-    if new:
-        provider_id = session.execute(sa.insert(P).values(
-            uuid=node.get('uuid') or uuidutils.generate_uuid(),
-            host=node.host, nodename=node.nodename,
-            generation=0, change_seq=0, created_at=now,
-            **values)).inserted_primary_key[0]
-    else:
-        session.execute(sa.update(P).where(P.c.id == provider_id).values(
-            generation=P.c.generation + 1, **values))
-    inventories = inventories_from_node(node, ratio_defaults)
-    ratios.apply_overrides(inventories, overrides.get(node.host, {}))
-    _write_inventories(session, provider_id, inventories, new=new)
-    return provider_id
-
-
 def _kind(node):
     return node.get('kind') or 'compute'
 
@@ -339,18 +345,6 @@ def record_build_failure(db, host, node=None):
                 .values(failed_builds=P.c.failed_builds + 1))
             change.providers(ids)
         return len(ids)
-
-
-def _write_inventories(session, provider_id, inventories, new=False):
-    for rc, inv in sorted(inventories.items()):
-        # (no UPDATE of rows that cannot exist yet: a gap lock again)
-        updated = not new and session.execute(
-            sa.update(INV).where(INV.c.provider_id == provider_id,
-                                 INV.c.resource_class == rc)
-            .values(**inv)).rowcount
-        if not updated:
-            session.execute(sa.insert(INV).values(
-                provider_id=provider_id, claimed=0, **inv))
 
 
 def load_changes(db, since=None, provider_ids=None, until=None):

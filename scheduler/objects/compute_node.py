@@ -28,6 +28,7 @@ from scheduler import exception
 from scheduler import generic_reports
 from scheduler.objects import base
 from scheduler.objects import nova_compat
+from scheduler.objects import timestamps
 
 # Fields the tracker may not set: they identify the record.
 _IDENTITY = ('host', 'hypervisor_hostname')
@@ -80,7 +81,7 @@ class ComputeNode(base.SchedulerObject):
         'reserved_host_disk_mb': fields.NonNegativeIntegerField(default=0),
         'disabled': fields.BooleanField(default=False),
         'availability_zone': fields.StringField(nullable=True),
-        'updated_at': fields.DateTimeField(nullable=True),
+        'updated_at': timestamps.DateTimeField(nullable=True),  # usec
         'kind': fields.StringField(default='compute'),
         'inventories': fields.Field(fields.Dict(fields.Dict(
             fields.Float())), default={}),

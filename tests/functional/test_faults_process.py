@@ -1,12 +1,21 @@
 """Faults of the processes: a worker SIGKILLed under load, SIGHUP,
 SIGUSR2 and a parent that dies (real scheduler-server, RabbitMQ, SQLite).
+
+The SIGKILL test also audits the claims: those whose caller never got
+them (the killed worker's, one abandoned call's) must be released by the
+workers' claim sweepers once ``[scheduler] unconfirmed_claim_grace_period``
+(shortened to ``GRACE``) has passed, while the claims callers got and
+trackers confirmed stay.
 """
 
+import collections
 import os
 import signal
 import subprocess
 import time
+import uuid
 
+import oslo_messaging
 import pytest
 
 from scheduler import rpcapi
@@ -17,6 +26,9 @@ from tests.functional import workload
 
 # rpcapi.CALL_MONITOR_TIMEOUT, plus slack; the RPC timeout is 60 s
 FAIL_FAST = rpcapi.CALL_MONITOR_TIMEOUT + 10
+# the grace period of the test's server, and when a sweeper runs after it
+GRACE = 20
+SWEPT_WITHIN = GRACE + 5 + 15
 
 
 def _workers(server):
@@ -36,7 +48,9 @@ def _wait_workers(server, count, not_in=(), timeout=30):
 def server(rabbitmq, tmp_path):
     server = server_mod.SchedulerServer(
         tmp_path, 'sqlite:///%s' % (tmp_path / 'scheduler.sqlite'),
-        workers=2, options={'DEFAULT': {'rpc_response_timeout': 60}})
+        workers=2, options={'DEFAULT': {'rpc_response_timeout': 60},
+                            'scheduler': {
+                                'unconfirmed_claim_grace_period': GRACE}})
     server.db_sync()
     server.start().wait_ready()
     yield server
@@ -52,18 +66,69 @@ def test_worker_sigkill_under_load(server, summary_line):
         killed = time.monotonic()
         _wait_workers(server, 2, not_in=old[:1])
         replaced = time.monotonic() - killed
+        abandoned = _abandoned_call(server, load.client)
         time.sleep(3)
+        # no new calls; a call the dead worker held may wait on (call
+        # monitor): its claim, if any, is an orphan already
+        load.stopping.set()
+        settled = time.monotonic() + 3
+        for thread in load.threads:
+            thread.join(max(settled - time.monotonic(), 0))
+        # trackers confirm what callers got; the rest is orphaned
+        _confirm(server, load.client, load.placed())
+        orphans = _orphans(server, load)
+        db_state.wait_for(lambda: not _orphans(server, load), SWEPT_WITHIN,
+                          'the orphaned claims to be released')
+        swept = time.monotonic() - killed
     waits = [t - killed for t, kind, _, _ in load.answers
              if kind != 'placed' and t > killed]
     summary_line('faults: worker SIGKILL: %s; replaced after %.1f s; '
-                 'longest unanswered call %.1f s' % (
-                     load.counts(), replaced, max(waits, default=0)))
-    # a call the dead worker held ends in MessagingTimeout, but soon
-    assert all(kind in fault_load.EXPECTED + ('unexpected MessagingTimeout',)
-               for kind, _ in load.unexpected())
+                 'longest unanswered call %.1f s; orphaned claims %d '
+                 '(%d of them an abandoned call), 0 left %.0f s after the '
+                 'kill (grace %d s)' % (
+                     load.counts(), replaced, max(waits, default=0),
+                     len(orphans), int(abandoned in orphans), swept, GRACE))
+    # a call the dead worker held ends in SchedulerUnavailable, but soon
+    assert all(kind in fault_load.EXPECTED for kind, _ in load.unexpected())
     assert max(waits, default=0) < FAIL_FAST
     assert load.first_success_after(killed) is not None
-    assert db_state.overcommit(db_state.read_state(server.engine)) == []
+    assert abandoned in orphans
+    # no orphan left, nothing a caller got was released, no overcommit
+    assert fault_load.audit(server, load) == []
+
+
+def _abandoned_call(server, client):
+    """A call whose caller gives up before its answer: its claim is
+    written, and orphaned. Returns its consumer uuid."""
+    consumer = str(uuid.uuid4())
+    spec = workload.object_spec(fault_load.TINY, instance_uuids=[consumer])
+    raw = server.raw_client(client).prepare(timeout=0.001)
+    with pytest.raises(oslo_messaging.MessagingTimeout):
+        raw.call(workload.context(), 'select_destinations', spec_obj=spec,
+                 instance_uuids=[consumer], return_alternates=False)
+    db_state.wait_for(lambda: db_state.allocations(server.engine, consumer),
+                      30, 'the abandoned call\'s claim')
+    return consumer
+
+
+def _confirm(server, client, placed):
+    """What each host's tracker says it runs: the placed instances."""
+    by_host = collections.defaultdict(set)
+    for row in db_state.allocations(server.engine):
+        by_host[row['host']].add(row['consumer_uuid'])
+    for host, consumers in by_host.items():
+        client.sync_instance_info(workload.context(), host,
+                                  sorted(consumers & placed))
+    db_state.wait_for(
+        lambda: all(row['confirmed_at'] is not None
+                    for row in db_state.allocations(server.engine)
+                    if row['consumer_uuid'] in placed), 30,
+        'trackers to confirm the placed instances')
+
+
+def _orphans(server, load):
+    return {row['consumer_uuid'] for row in db_state.allocations(
+        server.engine)} - load.placed()
 
 
 def test_sighup_restarts_workers_and_orphans_none(server):

@@ -2,8 +2,11 @@
 host, whether or not its tracker ever calls sync_instance_info."""
 
 import datetime
+import logging
 
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
+from sqlalchemy import exc as sa_exc
 
 from scheduler import claim_sweeper
 from scheduler import claims
@@ -82,3 +85,52 @@ def test_a_zero_grace_period_starts_no_sweep(db):
     sweeper = claim_sweeper.ClaimSweeper(db, 0)
     sweeper.start()
     assert sweeper._thread is None
+
+
+def _failing_sweeper(db, results):
+    sweeper = claim_sweeper.ClaimSweeper(db, 60)
+
+    def sweep():
+        result = results.pop(0)
+        if result is not None:
+            raise result
+    sweeper.sweep = sweep
+    return sweeper
+
+
+def test_a_database_outage_is_one_line_and_its_end_another(db, caplog):
+    outage = db_exc.DBConnectionError(sa_exc.OperationalError(
+        'SELECT allocations.id FROM allocations', {},
+        Exception('FATAL:  database "s1" does not exist')))
+    sweeper = _failing_sweeper(db, [outage, outage, outage, None, None])
+    with caplog.at_level(logging.INFO, logger='scheduler.claim_sweeper'):
+        for _ in range(5):
+            sweeper.sweep_once()
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    assert 'database unreachable' in messages[0]
+    assert 'does not exist' in messages[0]
+    assert 'SELECT' not in messages[0] and not caplog.records[0].exc_info
+    assert messages[1] == 'Claim sweep works again'
+
+
+def test_an_unexpected_error_keeps_its_traceback(db, caplog):
+    sweeper = _failing_sweeper(db, [KeyError('bug')])
+    with caplog.at_level(logging.INFO, logger='scheduler.claim_sweeper'):
+        sweeper.sweep_once()
+    [record] = caplog.records
+    assert record.exc_info and 'Claim sweep failed' in record.getMessage()
+
+
+def test_stop_ends_the_thread(db):
+    sweeper = claim_sweeper.ClaimSweeper(db, 60, interval=0.01)
+    sweeper.start()
+    sweeper.stop()
+    assert not sweeper._thread.is_alive()
+
+
+def test_a_stopped_manager_sweeps_no_more(conf, db):
+    from scheduler import manager
+    mgr = manager.SchedulerManager(conf, db)
+    mgr.stop()
+    assert not mgr.claim_sweeper._thread.is_alive()

@@ -132,3 +132,28 @@ def test_find_provider_by_host_or_node(db):
     assert db_providers.find_provider(db, 'h1')['nodename'] == 'node-a'
     assert db_providers.find_provider(db, 'node-a')['host'] == 'h1'
     assert db_providers.find_provider(db, 'nope') is None
+
+
+def test_new_hosts_of_a_batch_cost_two_inserts_not_one_per_row(db):
+    import sqlalchemy as sa
+    statements = []
+
+    def count(conn, cursor, statement, *args):
+        statements.append(statement.split(None, 3)[:3])
+
+    nodes = [fakes.compute_node('bulk-%02d' % i, 'n', vcpus=4 + i,
+                                updated_at=_at(0)) for i in range(20)]
+    sa.event.listen(db.engine, 'before_cursor_execute', count)
+    try:
+        db_providers.record_compute_nodes(db, nodes, fakes.RATIO_DEFAULTS)
+    finally:
+        sa.event.remove(db.engine, 'before_cursor_execute', count)
+    inserts = [s for s in statements if s[:2] == ['INSERT', 'INTO']]
+    assert sorted(s[2] for s in inserts) == ['inventories', 'providers'], \
+        inserts
+    stored = {p['host']: p for p in db_providers.list_providers(db)}
+    assert len(stored) == 20
+    # each host got its own inventories, in the order of the batch
+    for i in range(20):
+        vcpu = stored['bulk-%02d' % i]['inventories'][rcs.VCPU]
+        assert vcpu['total'] == 4 + i

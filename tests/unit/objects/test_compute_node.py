@@ -92,3 +92,16 @@ def test_bad_payload_names_the_field(host, stats, field):
     assert isinstance(info.value, exception.InvalidField)
     assert info.value.kwargs['field'] == field
     assert field in str(info.value)
+
+
+def test_updated_at_keeps_its_microseconds_on_the_wire():
+    stamp = datetime.datetime(2026, 3, 1, 12, 0, 0, 123456,
+                              tzinfo=datetime.timezone.utc)
+    node = objects.ComputeNode.from_stats(
+        'h1', 'n1', {'vcpus': 1, 'memory_mb': 1, 'local_gb': 1,
+                     'updated_at': stamp})
+    serializer = objects.SchedulerObjectSerializer()
+    wire = serializer.serialize_entity(None, node)
+    assert wire['scheduler_object.data']['updated_at'] == \
+        '2026-03-01T12:00:00.123456Z'
+    assert serializer.deserialize_entity(None, wire).updated_at == stamp
