@@ -192,7 +192,9 @@ def _same(row, stored_inventories, node, ratio_defaults):
              row.attributes, row.kind)):
         return False
     wanted = inventories_from_node(node, ratio_defaults)
-    if set(wanted) != set(stored_inventories):
+    if set(wanted) - set(stored_inventories) or not all(
+            _is_withdrawn(stored_inventories[rc])
+            for rc in set(stored_inventories) - set(wanted)):
         return False
     return all(wanted[rc][key] == getattr(stored_inventories[rc], key)
                for rc in wanted for key in _INVENTORY_KEYS)
@@ -285,7 +287,8 @@ _UPDATE_INVENTORY = sa.update(INV).where(
 
 def _update_existing(session, updates, ratio_defaults, overrides):
     """Reports of providers already stored (and locked): one executemany
-    for the providers, one for their inventories, and inserts for
+    for the providers, one for their inventories (those of classes no
+    longer reported are withdrawn: ``_WITHDRAWN``), and inserts for
     inventories of classes they did not report before."""
     if not updates:
         return
@@ -302,13 +305,22 @@ def _update_existing(session, updates, ratio_defaults, overrides):
         for rc, inv in rows.items():
             inventories[(provider_id, rc)] = inv
     session.execute(_UPDATE_PROVIDER, providers)
-    stored = set(session.execute(
-        sa.select(INV.c.provider_id, INV.c.resource_class).where(
-            INV.c.provider_id.in_([u[0] for u in updates]))).tuples())
+    stored = {(row.provider_id, row.resource_class): row
+              for row in session.execute(
+                  sa.select(INV.c.provider_id, INV.c.resource_class,
+                            INV.c.total, INV.c.capacity,
+                            INV.c.reported_used).where(
+                      INV.c.provider_id.in_([u[0] for u in updates])))}
     present = [{'b_provider': p, 'b_class': rc,
                 **{'b_' + k: inv[k] for k in _INVENTORY_COLUMNS}}
                for (p, rc), inv in sorted(inventories.items())
                if (p, rc) in stored]
+    # classes a tracker stopped reporting (no more dedicated CPUs, a
+    # generic class dropped): nothing left to claim, claims kept
+    present += [{'b_provider': p, 'b_class': rc,
+                 **{'b_' + k: v for k, v in _WITHDRAWN.items()}}
+                for (p, rc), row in sorted(stored.items())
+                if (p, rc) not in inventories and not _is_withdrawn(row)]
     missing = [dict(inv, provider_id=p, claimed=0)
                for (p, rc), inv in sorted(inventories.items())
                if (p, rc) not in stored]
@@ -316,6 +328,18 @@ def _update_existing(session, updates, ratio_defaults, overrides):
         session.execute(_UPDATE_INVENTORY, present)
     if missing:
         session.execute(sa.insert(INV), missing)
+
+
+#: an inventory row of a class its tracker no longer reports; the row
+#: stays (its ``claimed`` still counts the claims it holds) with no
+#: capacity, so nothing more is claimed from it until it is reported again
+_WITHDRAWN = {'total': 0, 'reserved': 0, 'min_unit': 1, 'max_unit': 0,
+              'step_size': 1, 'allocation_ratio': 1.0,
+              'reported_ratio': 1.0, 'capacity': 0, 'reported_used': 0}
+
+
+def _is_withdrawn(row):
+    return row.total == 0 and row.capacity == 0 and row.reported_used == 0
 
 
 def _kind(node):

@@ -5,6 +5,10 @@ returns only what changed."""
 import datetime
 import json
 
+import pytest
+
+from scheduler import claims
+from scheduler import exception
 from scheduler import resource_classes as rcs
 from scheduler.db import changes
 from scheduler.db import providers as db_providers
@@ -157,3 +161,32 @@ def test_new_hosts_of_a_batch_cost_two_inserts_not_one_per_row(db):
     for i in range(20):
         vcpu = stored['bulk-%02d' % i]['inventories'][rcs.VCPU]
         assert vcpu['total'] == 4 + i
+
+
+_PINNED = json.dumps({'cells': [{'id': 0, 'cpuset': [0, 1], 'pcpus': [2, 3],
+                                 'memory': 4096, 'pinned_cpus': [2]}]})
+
+
+def test_a_class_no_longer_reported_is_withdrawn(db):
+    """A host that stops offering dedicated CPUs keeps no PCPU capacity;
+    its claims still count, and a repeated report is still unchanged."""
+    assert _absorb(db, 0, numa_topology=_PINNED) == (1, 0)
+    [host] = db_providers.list_providers(db)
+    assert host['inventories'][rcs.PCPU]['capacity'] == 2
+    claims.claim_resources(db, [claims.Claim(
+        '9b0d3c1e-4f5a-4b6c-8d7e-0f1a2b3c4d5e', host['id'],
+        {rcs.PCPU: 1})])
+    assert _absorb(db, 10) == (1, 0)
+    [host] = db_providers.list_providers(db)
+    pcpu = host['inventories'][rcs.PCPU]
+    assert (pcpu['total'], pcpu['capacity'], pcpu['claimed']) == (0, 0, 1)
+    assert _absorb(db, 20) == (0, 1)        # nothing changed since
+    with pytest.raises(exception.ClaimConflict):
+        claims.claim_resources(db, [claims.Claim(
+            '9b0d3c1e-4f5a-4b6c-8d7e-0f1a2b3c4d5f', host['id'],
+            {rcs.PCPU: 1})])
+    # offered again: capacity again, the claim still counted
+    assert _absorb(db, 30, numa_topology=_PINNED) == (1, 0)
+    [host] = db_providers.list_providers(db)
+    pcpu = host['inventories'][rcs.PCPU]
+    assert (pcpu['capacity'], pcpu['claimed']) == (2, 1)
