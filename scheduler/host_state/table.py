@@ -159,10 +159,11 @@ class HostTable:
         for columns in self.resources.values():
             columns.grow(size)
         self.labels.grow(size)
-        for name, (column, default) in self._attribute_columns.items():
+        for name, (column, default, value_of) in \
+                self._attribute_columns.items():
             new = np.full(size, default, dtype=column.dtype)
             new[:len(column)] = column
-            self._attribute_columns[name] = (new, default)
+            self._attribute_columns[name] = (new, default, value_of)
         self._allocated = size
 
     def _set_row(self, row, provider):
@@ -181,8 +182,9 @@ class HostTable:
         self._set_labels(row, provider)
         if self._attribute_columns:
             attributes = self.attributes.peek(row)
-            for name, (column, default) in self._attribute_columns.items():
-                column[row] = _number(_lookup(attributes, name), default)
+            for column, default, value_of in \
+                    self._attribute_columns.values():
+                column[row] = _number(value_of(attributes), default)
         inventories = provider.get('inventories', {})
         for rc in inventories:
             if rc not in self.resources:
@@ -284,7 +286,7 @@ class HostTable:
     def view(self, row):
         return HostView(self, row)
 
-    def column(self, name, default=0.0):
+    def column(self, name, default=0.0, derive=None):
         """Numeric tracker attribute ``name`` (e.g. ``running_vms``,
         ``current_workload``, ``hypervisor_version``; ``stats.<key>`` for
         a key of the tracker's stats, ``metrics.<name>`` for the value of
@@ -293,13 +295,20 @@ class HostTable:
         length ``size``. Built from the rows once, then kept up to date in
         place by ``apply``; values that are missing or not numbers read as
         ``default``.
+
+        ``derive(attributes)``, if given, computes the value of a column a
+        plugin names itself (e.g. a host's number of NUMA cells, for a
+        vectorized pre-check before its per-host one); the first call
+        with a ``name`` fixes its ``derive``.
         """
         cached = self._attribute_columns.get(name)
         if cached is None:
+            value_of = _value_of(name, derive)
             column = np.full(self._allocated, default, dtype=np.float64)
             for row, attributes in self.attributes.each_decoded():
-                column[row] = _number(_lookup(attributes, name), default)
-            cached = self._attribute_columns[name] = (column, default)
+                column[row] = _number(value_of(attributes), default)
+            cached = self._attribute_columns[name] = (column, default,
+                                                      value_of)
         return cached[0][:self.size]
 
 
@@ -311,6 +320,13 @@ _DERIVED = {
     'pci_free_devices': lambda attributes, _: sum(
         count for _, count in pci.host_pools(attributes)),
 }
+
+
+def _value_of(name, derive):
+    """``attributes -> value`` of column ``name``."""
+    if derive is not None:
+        return derive
+    return lambda attributes: _lookup(attributes, name)
 
 
 def _lookup(attributes, name):
@@ -370,6 +386,11 @@ class HostView:
     @property
     def attributes(self):
         return self._table.attributes[self.row]
+
+    def derived(self, name, compute):
+        """``compute(attributes)``, once per change of the row
+        (``AttributeStore.derived``)."""
+        return self._table.attributes.derived(self.row, name, compute)
 
     def free(self, rc):
         return int(self._table.free(rc, [self.row])[0])

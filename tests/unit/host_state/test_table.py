@@ -7,6 +7,7 @@ import numpy as np
 from scheduler import resource_classes as rcs
 
 from .. import fakes
+from ..filters import hosts as filter_hosts
 
 
 def test_apply_appends_new_providers_in_order():
@@ -138,3 +139,14 @@ def test_host_view_reads_one_row():
     assert view.free(rcs.VCPU) == 29
     assert view.capacity(rcs.VCPU) == 32
     assert view.capacity('CUSTOM_GPU') == 0
+
+
+def test_derived_column_follows_re_reports():
+    table = filter_hosts.table(dict(host='h1', running_vms=1),
+                               dict(host='h2'))
+    column = table.column('double_vms', -1.0,
+                          derive=lambda a: 2 * a.get('running_vms', 0))
+    assert list(column) == [2.0, 0.0]
+    table.apply([filter_hosts.provider(1, host='h1', running_vms=3),
+                 filter_hosts.provider(3, host='h3', running_vms=5)])
+    assert list(table.column('double_vms')) == [6.0, 0.0, 10.0]
