@@ -107,8 +107,10 @@ class HostTable:
         self._az_index = {}
         self._row_of = {}
         self._rows_of_host = {}
-        # attribute name -> (numpy column, default), see column()
+        # attribute name -> (numpy column, default, value_of), see column()
         self._attribute_columns = {}
+        # name -> (numpy column, compute), see report_column()
+        self._report_columns = {}
 
     # -- loading --------------------------------------------------------
 
@@ -119,6 +121,7 @@ class HostTable:
         worker confirmed a claim on since then may have been read without
         it: it is left as it is and listed in ``dirty``, to be re-read.
         """
+        changed = []
         for provider in providers:
             row = self._row_of.get(provider['id'])
             if row is None:
@@ -128,6 +131,11 @@ class HostTable:
                 self.dirty.add(provider['id'])
                 continue
             self._set_row(row, provider)
+            changed.append(row)
+        if changed and self._report_columns:
+            rows = np.array(changed, dtype=np.intp)
+            for column, compute in self._report_columns.values():
+                column[rows] = compute(self, rows)
 
     def take_dirty(self):
         """The provider ids to re-read (and forget them)."""
@@ -164,6 +172,10 @@ class HostTable:
             new = np.full(size, default, dtype=column.dtype)
             new[:len(column)] = column
             self._attribute_columns[name] = (new, default, value_of)
+        for name, (column, compute) in self._report_columns.items():
+            new = np.zeros(size, dtype=column.dtype)
+            new[:len(column)] = column
+            self._report_columns[name] = (new, compute)
         self._allocated = size
 
     def _set_row(self, row, provider):
@@ -310,6 +322,29 @@ class HostTable:
             cached = self._attribute_columns[name] = (column, default,
                                                       value_of)
         return cached[0][:self.size]
+
+
+    def report_column(self, name, compute):
+        """Float column ``name`` of what ``compute(table, rows)`` derives
+        from the rows' reports (their inventories and attribute columns,
+        never claims, which change between reports): computed for every
+        row on first use, then again for the rows ``apply`` changes, so
+        a request reads it instead of deriving it (e.g. nova's free RAM
+        less the table's free amount, ``scheduler.filters.host_values``).
+        The first call with a ``name`` fixes its ``compute``.
+        """
+        cached = self._report_columns.get(name)
+        if cached is None:
+            column = np.zeros(self._allocated, dtype=np.float64)
+            column[:self.size] = compute(self, np.arange(self.size))
+            cached = self._report_columns[name] = (column, compute)
+        return cached[0][:self.size]
+
+    def forget_columns(self):
+        """Drop the attribute and report columns (rebuilt on next use):
+        after rows were set other than by ``apply``."""
+        self._attribute_columns.clear()
+        self._report_columns.clear()
 
 
 # columns derived from a host's attributes when it reports, so plugins
