@@ -52,7 +52,6 @@ from scheduler.driver.server_groups import GroupPlacement
 from scheduler.host_state.assumed import AssumedClaims
 from scheduler import resource_groups
 from scheduler.request_state import RequestState
-from scheduler.weighers.base import normalize
 
 LOG = logging.getLogger(__name__)
 
@@ -290,6 +289,10 @@ class FilterScheduler:
         for plugin in self.filters:
             if not hosts_in:
                 break
+            if not plugin.applies_to(request):
+                # every host passes: no mask over every row
+                diagnosis.add(plugin.name, hosts_in, 0, [], None)
+                continue
             # the row list only for per-host plugins (hot spot 4)
             rows = None if plugin.vectorized else np.flatnonzero(alive)
             mask = plugin.mask_for(table, request, rows)
@@ -370,8 +373,9 @@ class FilterScheduler:
         """The weighers' total weight of each row."""
         total = np.zeros(len(rows), dtype=np.float64)
         for weigher in self.weighers:
-            raw = weigher.weigh_all(table, rows, request)
-            total += weigher.multipliers(table, rows) * normalize(raw)
+            weighted = weigher.weighted(table, rows, request)
+            if weighted is not None:
+                total += weighted
         return total
 
     def _top(self, rows, total, wanted):

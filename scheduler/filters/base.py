@@ -6,9 +6,10 @@
 * Per-host filters override ``host_passes(host, request)``; the driver
   calls it only on hosts that survived every vectorized filter.
 
-A per-host filter may override ``applies_to(request)`` to return False when
-the request asks nothing of it (no hint, no extra spec): every host then
-passes without a ``host_passes`` call.
+Any filter may override ``applies_to(request)`` to return False when the
+request asks nothing of it (no hint, no extra spec, no zone): every host
+then passes without a ``host_passes`` or ``filter_all`` call (the driver
+does not run it; ``mask_for`` returns all True).
 
 A per-host filter may also override ``precheck(table, request, rows)``: a
 boolean numpy mask over ``rows`` that is False only where ``host_passes``
@@ -47,10 +48,10 @@ class BaseFilter:
 
     def mask_for(self, table, request, alive_rows):
         """Mask over all rows; per-host filters only visit ``alive_rows``."""
-        if self.vectorized:
-            return self.filter_all(table, request)
         if not self.applies_to(request):
             return np.ones(table.size, dtype=bool)
+        if self.vectorized:
+            return self.filter_all(table, request)
         mask = np.zeros(table.size, dtype=bool)
         rows = np.asarray(alive_rows, dtype=np.intp)
         possible = self.precheck(table, request, rows)
