@@ -111,6 +111,10 @@ class FilterScheduler:
         self._fit_filtered = any(f.name == 'ResourceFitFilter'
                                  for f in filters)
         self.assumed = AssumedClaims(host_cache)
+        # the first request builds every column the weighers read in one
+        # pass over the attributes
+        for weigher in weighers:
+            host_cache.table.expect_columns(weigher.columns)
         self.groups = GroupPlanner(
             self, conf.filter_scheduler.locality_weight_multiplier)
         self._clock = time.monotonic

@@ -45,6 +45,12 @@ from scheduler import resource_classes as rcs
 
 _NAN = float('nan')
 
+#: the tracker attributes the free amounts read, as
+#: ``HostTable.expect_columns`` takes them (missing: NaN)
+RAM_COLUMNS = (('free_ram_mb', _NAN, None),)
+DISK_COLUMNS = (('free_disk_gb', _NAN, None),
+                ('disk_available_least', _NAN, None))
+
 
 def usage(table, rc, rows):
     """What the table counts as used of ``rc`` (the report or the claims,
@@ -79,13 +85,14 @@ def _derived_free(table, rc, rows):
 
 def _reported_free_ram(table, rows):
     derived = _derived_free(table, rcs.MEMORY_MB, rows)
-    return _reported_or(table, 'free_ram_mb', rows, derived)
+    return _reported_or(table, RAM_COLUMNS[0][0], rows, derived)
 
 
 def _reported_free_disk_gb(table, rows):
     derived = _derived_free(table, rcs.DISK_GB, rows)
-    free_gb = _reported_or(table, 'free_disk_gb', rows, derived)
-    least = table.column('disk_available_least', _NAN)[rows]
+    (free_name, _, _), (least_name, _, _) = DISK_COLUMNS
+    free_gb = _reported_or(table, free_name, rows, derived)
+    least = table.column(least_name, _NAN)[rows]
     return np.where(np.isnan(least), free_gb, np.minimum(free_gb, least))
 
 

@@ -111,6 +111,8 @@ class HostTable:
         self._attribute_columns = {}
         # name -> (numpy column, compute), see report_column()
         self._report_columns = {}
+        # name -> (default, derive) of columns built together, see column()
+        self._expected = {}
 
     # -- loading --------------------------------------------------------
 
@@ -312,16 +314,37 @@ class HostTable:
         plugin names itself (e.g. a host's number of NUMA cells, for a
         vectorized pre-check before its per-host one); the first call
         with a ``name`` fixes its ``derive``.
+
+        Building a column decodes every row's attributes: the columns
+        announced with ``expect_columns`` that are not built yet are built
+        in the same pass, so a pipeline's first request decodes the table
+        once, not once per column.
         """
         cached = self._attribute_columns.get(name)
         if cached is None:
-            value_of = _value_of(name, derive)
-            column = np.full(self._allocated, default, dtype=np.float64)
-            for row, attributes in self.attributes.each_decoded():
-                column[row] = _number(value_of(attributes), default)
-            cached = self._attribute_columns[name] = (column, default,
-                                                      value_of)
+            wanted = {n: spec for n, spec in self._expected.items()
+                      if n not in self._attribute_columns}
+            wanted[name] = (default, derive)
+            self._build_columns(wanted)
+            cached = self._attribute_columns[name]
         return cached[0][:self.size]
+
+    def expect_columns(self, specs):
+        """Announce ``(name, default, derive)`` columns a pipeline will
+        read (``column``); the first one asked for builds them all."""
+        for name, default, derive in specs:
+            self._expected.setdefault(name, (default, derive))
+
+    def _build_columns(self, specs):
+        """Build ``{name: (default, derive)}`` in one decoding pass."""
+        built = []
+        for name, (default, derive) in specs.items():
+            column = np.full(self._allocated, default, dtype=np.float64)
+            built.append((column, default, _value_of(name, derive)))
+            self._attribute_columns[name] = built[-1]
+        for row, attributes in self.attributes.each_decoded():
+            for column, default, value_of in built:
+                column[row] = _number(value_of(attributes), default)
 
 
     def report_column(self, name, compute):

@@ -22,6 +22,8 @@ class BaseWeigher:
 
     #: name of the [filter_scheduler] option holding the multiplier
     multiplier_option = None
+    #: attribute columns it reads (``HostTable.expect_columns``)
+    columns = ()
 
     def __init__(self, conf):
         self.conf = conf

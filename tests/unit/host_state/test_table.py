@@ -150,3 +150,24 @@ def test_derived_column_follows_re_reports():
     table.apply([filter_hosts.provider(1, host='h1', running_vms=3),
                  filter_hosts.provider(3, host='h3', running_vms=5)])
     assert list(table.column('double_vms')) == [6.0, 0.0, 10.0]
+
+
+def test_expected_columns_are_built_in_one_pass():
+    table = filter_hosts.table(dict(host='h1', running_vms=1),
+                               dict(host='h2', running_vms=2))
+    decoded = []
+    each = table.attributes.each_decoded
+
+    def counting():
+        for row, attributes in each():
+            decoded.append(row)
+            yield row, attributes
+
+    table.attributes.each_decoded = counting
+    table.expect_columns([('running_vms', 0.0, None),
+                          ('twice', -1.0, lambda a: 2 * a['running_vms'])])
+    assert list(table.column('vcpus')) == [8.0, 8.0]
+    assert decoded == [0, 1]  # one pass built all three
+    assert list(table.column('twice')) == [2.0, 4.0]
+    assert list(table.column('running_vms')) == [1.0, 2.0]
+    assert decoded == [0, 1]
