@@ -74,6 +74,9 @@ def load(table, providers, inventories):
     rows_of_host = table._rows_of_host
     for row, host in enumerate(hosts):
         rows_of_host.setdefault(host, []).append(row)
+    for row in [r for r, (host, node) in enumerate(zip(hosts, nodenames))
+                if host != node]:
+        table._other_nodes.setdefault(nodenames[row], []).append(row)
     table.attributes.extend(attributes)
     _zones(table, zones, n)
     _labels(table, kinds, hosts, attributes, n)

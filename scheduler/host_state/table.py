@@ -107,6 +107,9 @@ class HostTable:
         self._az_index = {}
         self._row_of = {}
         self._rows_of_host = {}
+        # rows whose node is not named like their host (most are: those
+        # are found through _rows_of_host), see rows_of_node()
+        self._other_nodes = {}
         # attribute name -> (numpy column, default, value_of), see column()
         self._attribute_columns = {}
         # name -> (numpy column, compute), see report_column()
@@ -151,6 +154,8 @@ class HostTable:
         self.size += 1
         self._row_of[provider['id']] = row
         self._rows_of_host.setdefault(provider['host'], []).append(row)
+        if provider['nodename'] != provider['host']:
+            self._other_nodes.setdefault(provider['nodename'], []).append(row)
         self.hosts.append(provider['host'])
         self.reported_zones.append(None)
         self.nodenames.append(provider['nodename'])
@@ -251,6 +256,20 @@ class HostTable:
 
     def rows_of_host(self, host):
         return self._rows_of_host.get(host, [])
+
+    def rows_of_node(self, nodename):
+        return [row for row in self.rows_of_host(nodename)
+                if self.nodenames[row] == nodename] + \
+            self._other_nodes.get(nodename, [])
+
+    def per_host(self, numbers, rows, default=0.0):
+        """``numbers[host of row]`` for each of ``rows`` (``default`` for
+        hosts not in the mapping), as floats: a loop over the mapping's
+        hosts, none over the rows."""
+        by_row = np.full(self.size, default, dtype=np.float64)
+        for host, number in numbers.items():
+            by_row[self.rows_of_host(host)] = number
+        return by_row[np.asarray(rows, dtype=np.intp)]
 
     def used(self, rc, rows=None):
         columns = self.resources[rc]
