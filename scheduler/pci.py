@@ -13,7 +13,11 @@
   ``hw_pci_numa_affinity_policy``), when given, overrides the aliases'.
   ``requests_of(request, aliases)`` does it once per request.
 * ``host_pools(attributes)`` reads the tracker's ``pci_device_pools``
-  (string tags plus a ``count``) into ``[(tags, count)]``.
+  (string tags plus a ``count``) into ``((tags, count), ...)``;
+  ``pools_of(host)`` does it once per report of a host (``HostView.derived``)
+  and ``free_devices(table)`` / ``devices_wanted(requests)`` give the
+  vectorized pre-check (a host with fewer free devices in all than the
+  requests want cannot satisfy them).
 * ``can_satisfy(pools, requests, cells=None)`` says whether the pools hold
   enough matching devices for every request at once. With ``cells``, a pair
   (the ids of the host NUMA cells chosen for a guest with a NUMA topology,
@@ -142,6 +146,7 @@ def parse_requests(extra_specs, aliases, numa_policy=None):
 
 
 def host_pools(attributes):
+    """((tags, count), ...) of the pools with free devices."""
     pools = []
     for pool in attributes.get('pci_device_pools') or ():
         try:
@@ -152,7 +157,24 @@ def host_pools(attributes):
                 if tag != 'count' and v is not None}
         if count > 0:
             pools.append((tags, count))
-    return pools
+    return tuple(pools)
+
+
+def pools_of(host):
+    """``host_pools`` of a HostView, once per change of its row."""
+    return host.derived('pci_pools', host_pools)
+
+
+def free_devices(table):
+    """Free devices of every row, all pools together (float column, kept
+    by the table as hosts report)."""
+    return table.column('pci_free_devices')
+
+
+def devices_wanted(requests):
+    """How many devices ``requests`` take in all: a host with fewer free
+    devices cannot satisfy them (a vectorized pre-check)."""
+    return sum(request.count for request in requests)
 
 
 def _matches(tags, specs):

@@ -68,7 +68,9 @@ def _load(cache, hosts, seed):
                          i['step_size'], i['allocation_ratio'])
                         for i in invs]
     started = time.perf_counter()
-    bulk.load(cache.table, providers, inventories)
+    # as a worker's cold load does (HostStateCache)
+    with bulk.collector_paused():
+        bulk.load(cache.table, providers, inventories)
     # every host reported just now (the ComputeFilter reads it)
     cache.table.reported_at[:hosts] = now
     return time.perf_counter() - started

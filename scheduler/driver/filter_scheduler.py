@@ -52,13 +52,15 @@ from scheduler.driver.server_groups import GroupPlacement
 from scheduler.host_state.assumed import AssumedClaims
 from scheduler import resource_groups
 from scheduler.request_state import RequestState
-from scheduler.weighers.base import normalize
 
 LOG = logging.getLogger(__name__)
 
 # how long a request may wait for this worker's other tentative claims to
 # settle before it answers NoValidHost anyway
 SETTLE_WAIT = 10.0
+
+# the random jitter that shuffles hosts of equal weight (see _top)
+TIE_JITTER = 1e-9
 
 
 @dataclasses.dataclass
@@ -109,6 +111,10 @@ class FilterScheduler:
         self._fit_filtered = any(f.name == 'ResourceFitFilter'
                                  for f in filters)
         self.assumed = AssumedClaims(host_cache)
+        # the first request builds every column the weighers read in one
+        # pass over the attributes
+        for weigher in weighers:
+            host_cache.table.expect_columns(weigher.columns)
         self.groups = GroupPlanner(
             self, conf.filter_scheduler.locality_weight_multiplier)
         self._clock = time.monotonic
@@ -290,6 +296,10 @@ class FilterScheduler:
         for plugin in self.filters:
             if not hosts_in:
                 break
+            if not plugin.applies_to(request):
+                # every host passes: no mask over every row
+                diagnosis.add(plugin.name, hosts_in, 0, [], None)
+                continue
             # the row list only for per-host plugins (hot spot 4)
             rows = None if plugin.vectorized else np.flatnonzero(alive)
             mask = plugin.mask_for(table, request, rows)
@@ -370,21 +380,34 @@ class FilterScheduler:
         """The weighers' total weight of each row."""
         total = np.zeros(len(rows), dtype=np.float64)
         for weigher in self.weighers:
-            raw = weigher.weigh_all(table, rows, request)
-            total += weigher.multipliers(table, rows) * normalize(raw)
+            weighted = weigher.weighted(table, rows, request)
+            if weighted is not None:
+                total += weighted
         return total
 
     def _top(self, rows, total, wanted):
-        """The ``wanted`` rows of highest ``total``, best first."""
-        # a jitter far below any real weight difference shuffles ties
-        total += self.rng.random(len(rows)) * 1e-9
+        """The ``wanted`` rows of highest ``total``, best first.
+
+        A jitter far below any real weight difference (``TIE_JITTER``)
+        shuffles ties. Only the rows within it of the ``wanted``-th best
+        total can end up among the best, so only those are jittered and
+        ranked: the same choice, drawn the same way, at the cost of a
+        couple of passes over the candidates instead of a random number
+        each and a partition of all of them.
+        """
         wanted = min(wanted, len(rows))
-        if wanted < len(rows):
-            top = np.argpartition(-total, wanted - 1)[:wanted]
+        if np.isnan(total.max()):  # NaN weights: rank all, NaN last
+            near = np.arange(len(rows))
         else:
-            top = np.arange(len(rows))
-        top = top[np.argsort(-total[top], kind='stable')]
-        return rows[top], total[top]
+            kth = _kth_largest(total, wanted)
+            near = np.flatnonzero(total >= kth - TIE_JITTER)
+        jittered = total[near] + self.rng.random(len(near)) * TIE_JITTER
+        if wanted < len(near):
+            top = np.argpartition(-jittered, wanted - 1)[:wanted]
+        else:
+            top = np.arange(len(near))
+        top = top[np.argsort(-jittered[top], kind='stable')]
+        return rows[near[top]], jittered[top]
 
     @staticmethod
     def _selection(table, row, consumer, request, is_alternate, weight):
@@ -398,6 +421,19 @@ class FilterScheduler:
             allocation={} if is_alternate else dict(request.resources),
             limits=limits, weight=float(weight),
             is_alternate=is_alternate)
+
+
+def _kth_largest(values, k):
+    """The ``k``-th largest of ``values`` (1: the largest)."""
+    if k == 1:
+        return values.max()
+    if k <= 8:
+        # a few passes beat a partition of every candidate
+        rest = values.copy()
+        for _ in range(k - 1):
+            rest[rest.argmax()] = -np.inf
+        return rest.max()
+    return np.partition(values, len(values) - k)[len(values) - k]
 
 
 def _compute_only(table):

@@ -6,11 +6,9 @@ import numpy as np
 
 def _rows(table, names, by_node=False):
     rows = []
-    if by_node:
-        wanted = set(names)
-        return [r for r in range(table.size) if table.nodenames[r] in wanted]
+    of = table.rows_of_node if by_node else table.rows_of_host
     for name in names:
-        rows.extend(table.rows_of_host(name))
+        rows.extend(of(name))
     return rows
 
 

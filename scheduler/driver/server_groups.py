@@ -59,11 +59,10 @@ class GroupPlacement:
     def allows(self, table, rows):
         """Mask over ``rows``: hosts the hard policy still allows."""
         if self.policy == 'affinity' and self.hosts:
-            return np.array([table.hosts[r] in self.hosts for r in rows],
-                            dtype=bool)
+            # any host the group is on (a count of 0 included)
+            return table.per_host(dict.fromkeys(self.hosts, 1.0), rows) > 0
         if self.policy == 'anti-affinity':
-            return np.array([self.hosts[table.hosts[r]] < self.max_per_host
-                             for r in rows], dtype=bool)
+            return table.per_host(self.hosts, rows) < self.max_per_host
         return np.ones(len(rows), dtype=bool)
 
     def placed(self, host):

@@ -14,15 +14,21 @@ from scheduler.filters.server_groups import _host_mask
 
 class SameHostFilter(base.BaseFilter):
 
+    def applies_to(self, request):
+        return request.same_hosts is not None
+
     def filter_all(self, table, request):
-        if request.same_hosts is None:
+        if not self.applies_to(request):
             return np.ones(table.size, dtype=bool)
         return _host_mask(table, request.same_hosts)
 
 
 class DifferentHostFilter(base.BaseFilter):
 
+    def applies_to(self, request):
+        return bool(request.different_hosts)
+
     def filter_all(self, table, request):
-        if not request.different_hosts:
+        if not self.applies_to(request):
             return np.ones(table.size, dtype=bool)
         return ~_host_mask(table, request.different_hosts)

@@ -10,8 +10,11 @@ from scheduler.filters import base
 
 class AvailabilityZoneFilter(base.BaseFilter):
 
+    def applies_to(self, request):
+        return bool(request.availability_zone)
+
     def filter_all(self, table, request):
-        if not request.availability_zone:
+        if not self.applies_to(request):
             return np.ones(table.size, dtype=bool)
         wanted = table.az_lookup(request.availability_zone)
         return table.az[:table.size] == wanted

@@ -6,9 +6,16 @@
 * Per-host filters override ``host_passes(host, request)``; the driver
   calls it only on hosts that survived every vectorized filter.
 
-A per-host filter may override ``applies_to(request)`` to return False when
-the request asks nothing of it (no hint, no extra spec): every host then
-passes without a ``host_passes`` call.
+Any filter may override ``applies_to(request)`` to return False when the
+request asks nothing of it (no hint, no extra spec, no zone): every host
+then passes without a ``host_passes`` or ``filter_all`` call (the driver
+does not run it; ``mask_for`` returns all True).
+
+A per-host filter may also override ``precheck(table, request, rows)``: a
+boolean numpy mask over ``rows`` that is False only where ``host_passes``
+would be False too (a necessary condition read from numpy columns, e.g.
+"has enough NUMA cells"); ``host_passes`` then runs only where it is
+True. It changes how fast a filter decides, never what it decides.
 
 ``explain(table, request, removed_rows)`` may return a short detail for
 NoValidHost diagnoses (e.g. which resource class was short).
@@ -41,14 +48,23 @@ class BaseFilter:
 
     def mask_for(self, table, request, alive_rows):
         """Mask over all rows; per-host filters only visit ``alive_rows``."""
-        if self.vectorized:
-            return self.filter_all(table, request)
         if not self.applies_to(request):
             return np.ones(table.size, dtype=bool)
+        if self.vectorized:
+            return self.filter_all(table, request)
         mask = np.zeros(table.size, dtype=bool)
-        for row in alive_rows:
-            mask[row] = bool(self.host_passes(table.view(int(row)), request))
+        rows = np.asarray(alive_rows, dtype=np.intp)
+        possible = self.precheck(table, request, rows)
+        if possible is not None:
+            rows = rows[possible]
+        for row in rows.tolist():
+            mask[row] = bool(self.host_passes(table.view(row), request))
         return mask
+
+    def precheck(self, table, request, rows):
+        """Mask over ``rows`` of the hosts that may pass, or None (all
+        may); see the module docstring."""
+        return None
 
     def explain(self, table, request, removed_rows):
         return None

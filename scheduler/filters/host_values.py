@@ -18,9 +18,15 @@ numpy rows of the host table:
 
 Like nova's HostState, which subtracts what its own process placed since
 the last report, the free amounts subtract what claims hold beyond the
-tracker's reported usage. A tracker that does not report ``free_ram_mb`` or
-``free_disk_gb`` (not nova's) gets them derived from its totals, reserved
-and used amounts; one without ``stats['num_instances']`` or
+tracker's reported usage. That makes each of them a number fixed by the
+host's report plus the table's free amount (``capacity - max(reported,
+claims)``); the first part is a column of the table recomputed when the
+host reports (``HostTable.report_column``), so a request adds two
+columns instead of deriving the value from seven.
+
+A tracker that does not report ``free_ram_mb`` or ``free_disk_gb`` (not
+nova's) gets them derived from its totals, reserved and used amounts; one
+without ``stats['num_instances']`` or
 ``stats['io_workload']`` (not nova's either) has its ``running_vms`` and
 ``current_workload`` read instead.
 
@@ -38,6 +44,12 @@ import numpy as np
 from scheduler import resource_classes as rcs
 
 _NAN = float('nan')
+
+#: the tracker attributes the free amounts read, as
+#: ``HostTable.expect_columns`` takes them (missing: NaN)
+RAM_COLUMNS = (('free_ram_mb', _NAN, None),)
+DISK_COLUMNS = (('free_disk_gb', _NAN, None),
+                ('disk_available_least', _NAN, None))
 
 
 def usage(table, rc, rows):
@@ -71,28 +83,64 @@ def _derived_free(table, rc, rows):
             - columns.reported_used[rows]).astype(float)
 
 
-def free_ram_mb(table, rows):
+def _reported_free_ram(table, rows):
     derived = _derived_free(table, rcs.MEMORY_MB, rows)
-    return (_reported_or(table, 'free_ram_mb', rows, derived)
-            - _unreported_claims(table, rcs.MEMORY_MB, rows))
+    return _reported_or(table, RAM_COLUMNS[0][0], rows, derived)
+
+
+def _reported_free_disk_gb(table, rows):
+    derived = _derived_free(table, rcs.DISK_GB, rows)
+    (free_name, _, _), (least_name, _, _) = DISK_COLUMNS
+    free_gb = _reported_or(table, free_name, rows, derived)
+    least = table.column(least_name, _NAN)[rows]
+    return np.where(np.isnan(least), free_gb, np.minimum(free_gb, least))
+
+
+def _vcpus_limit(table, rows):
+    # nova ignores reserved CPUs here
+    columns = table.resources[rcs.VCPU]
+    return columns.total[rows] * columns.allocation_ratio[rows]
+
+
+def _report_part(reported):
+    """``reported(table, rows)`` less what the report leaves free in the
+    table (``capacity - reported_used``): with the table's free amount
+    added, the value less the claims beyond the report."""
+    def compute(table, rows, rc):
+        columns = table.resources[rc]
+        return reported(table, rows) - (
+            columns.capacity[rows] - columns.reported_used[rows])
+    return compute
+
+
+def _less_claims(table, rc, rows, reported, name):
+    """``reported`` (table, rows) less the claims beyond the report."""
+    if rc not in table.resources:
+        return reported(table, rows) - _unreported_claims(table, rc, rows)
+    part = table.report_column(
+        name, lambda t, r: _report_part(reported)(t, r, rc))
+    return part[rows] + table.free(rc, rows)
+
+
+def free_ram_mb(table, rows):
+    return _less_claims(table, rcs.MEMORY_MB, rows, _reported_free_ram,
+                        'host_values.free_ram_mb')
 
 
 def free_disk_mb(table, rows):
-    derived = _derived_free(table, rcs.DISK_GB, rows)
-    free_gb = _reported_or(table, 'free_disk_gb', rows, derived)
-    least = table.column('disk_available_least', _NAN)[rows]
-    free_gb = np.where(np.isnan(least), free_gb, np.minimum(free_gb, least))
-    return (free_gb - _unreported_claims(table, rcs.DISK_GB, rows)) * 1024
+    return _less_claims(table, rcs.DISK_GB, rows, _reported_free_disk_gb,
+                        'host_values.free_disk_gb') * 1024
 
 
 def vcpus_free(table, rows):
-    columns = table.resources.get(rcs.VCPU)
-    if columns is None:
+    if rcs.VCPU not in table.resources:
         return np.zeros(len(rows))
-    # nova ignores reserved CPUs here; usage is the larger of the reported
-    # one and the claims, as everywhere else
-    return (columns.total[rows] * columns.allocation_ratio[rows]
-            - usage(table, rcs.VCPU, rows))
+    # usage is the larger of the reported one and the claims, as
+    # everywhere else: the limit less (capacity - free)
+    part = table.report_column(
+        'host_values.vcpus_free',
+        lambda t, r: _vcpus_limit(t, r) - t.resources[rcs.VCPU].capacity[r])
+    return part[rows] + table.free(rcs.VCPU, rows)
 
 
 def _stat_or(table, stat, fallback, rows):

@@ -21,6 +21,11 @@ shared vCPUs running on the cell; ``siblings`` the SMT thread sets;
 ``mempages`` the page pools of the cell. All but ``id``, ``cpus`` and
 ``memory_mb`` are optional.
 
+``cells_of(host)`` is a host view's cells, parsed once per report of the
+host (``HostView.derived``), not per request; ``cell_count(table)`` their
+number per row, a numpy column kept by the table as hosts report (0: no
+readable topology), for a vectorized pre-check.
+
 ``fits(guest_cell, host_cell, limits)`` is the one NUMA cell fit, as nova's
 ``_numa_fit_instance_cell`` decides it:
 
@@ -73,12 +78,26 @@ def _host_cell(cell):
 
 
 def host_cells(attributes):
-    """[HostCell] from the ``numa_topology`` attribute, or None."""
+    """(HostCell, ...) from the ``numa_topology`` attribute, or None."""
     try:
         topology = json.loads(attributes.get('numa_topology') or 'null')
-        return [_host_cell(cell) for cell in topology['cells']] or None
+        return tuple(_host_cell(cell) for cell in topology['cells']) or None
     except (TypeError, ValueError, KeyError, AttributeError):
         return None
+
+
+def cells_of(host):
+    """``host_cells`` of a HostView, once per change of its row."""
+    return host.derived('numa_cells', host_cells)
+
+
+def _count(attributes):
+    return len(host_cells(attributes) or ())
+
+
+def cell_count(table):
+    """Number of readable NUMA cells of every row (float column)."""
+    return table.column('numa_cells', 0.0, derive=_count)
 
 
 def _pages_fit(pages, size_kb, memory_kb, use_free=True):

@@ -155,29 +155,43 @@ class NUMATopologyFilter(base.BaseFilter):
         return request.derived('numa_topology.guest',
                                lambda: guest_topology(request.spec))
 
+    @classmethod
+    def _biggest_first(cls, request):
+        return request.derived('numa_topology.biggest_first', lambda: sorted(
+            cls._guest(request), key=lambda c: (
+                len(c.shared) + len(c.dedicated), c.memory_mb),
+            reverse=True))
+
     def applies_to(self, request):
         return self._guest(request) is not None
 
+    def precheck(self, table, request, rows):
+        # each guest cell needs a host cell of its own, and the devices
+        # of its PCI requests must be there
+        possible = numa_cells.cell_count(table)[rows] >= len(
+            self._guest(request))
+        pci_requests = pci.requests_of(request, self.aliases)
+        if pci_requests:
+            possible &= (pci.free_devices(table)[rows]
+                         >= pci.devices_wanted(pci_requests))
+        return possible
+
     def host_passes(self, host, request):
-        guest = self._guest(request)
-        cells = numa_cells.host_cells(host.attributes)
+        cells = numa_cells.cells_of(host)
         if cells is None:
             return False
         limits = numa_cells.Limits(host.allocation_ratio(rcs.VCPU) or 1.0,
                                    host.allocation_ratio(rcs.MEMORY_MB)
                                    or 1.0)
         pci_requests = pci.requests_of(request, self.aliases)
-        pools = pci.host_pools(host.attributes) if pci_requests else ()
+        pools = pci.pools_of(host) if pci_requests else ()
         sockets = {cell.id: cell.socket for cell in cells}
 
         def devices_near(chosen):
             return not pci_requests or pci.can_satisfy(
                 pools, pci_requests, ({c.id for c in chosen}, sockets))
 
-        biggest_first = sorted(
-            guest, key=lambda c: (len(c.shared) + len(c.dedicated),
-                                  c.memory_mb), reverse=True)
-        return _assign(biggest_first, cells,
+        return _assign(self._biggest_first(request), cells,
                        lambda want, cell: numa_cells.fits(want, cell,
                                                           limits),
                        devices_near)

@@ -26,9 +26,12 @@ class PciPassthroughFilter(base.BaseFilter):
     def applies_to(self, request):
         return bool(self._requests(request))
 
+    def precheck(self, table, request, rows):
+        wanted = pci.devices_wanted(self._requests(request))
+        return pci.free_devices(table)[rows] >= wanted
+
     def host_passes(self, host, request):
-        return pci.can_satisfy(pci.host_pools(host.attributes),
-                               self._requests(request))
+        return pci.can_satisfy(pci.pools_of(host), self._requests(request))
 
     def explain(self, table, request, removed_rows):
         return 'not enough free PCI devices for %s' % ', '.join(

@@ -24,9 +24,14 @@ def _host_mask(table, hosts):
 
 class ServerGroupAffinityFilter(base.BaseFilter):
 
+    def applies_to(self, request):
+        group = request.group
+        return bool(group is not None and group.policy == 'affinity'
+                    and group.hosts)
+
     def filter_all(self, table, request):
         group = request.group
-        if group is None or group.policy != 'affinity' or not group.hosts:
+        if not self.applies_to(request):
             return np.ones(table.size, dtype=bool)
         return _host_mask(table, group.hosts)
 
@@ -37,9 +42,13 @@ class ServerGroupAffinityFilter(base.BaseFilter):
 
 class ServerGroupAntiAffinityFilter(base.BaseFilter):
 
+    def applies_to(self, request):
+        group = request.group
+        return group is not None and group.policy == 'anti-affinity'
+
     def filter_all(self, table, request):
         group = request.group
-        if group is None or group.policy != 'anti-affinity':
+        if not self.applies_to(request):
             return np.ones(table.size, dtype=bool)
         full = [h for h, n in group.hosts.items()
                 if n >= group.max_per_host]

@@ -9,6 +9,14 @@ rows still in the running. The store keeps the text and decodes a row on
 its first read (``store[row]``), keeping the dict until the row changes;
 ``each_decoded()`` walks every row without keeping what it decodes (for
 building a numeric column once).
+
+What a plugin derives from a host's attributes (its NUMA cells, its PCI
+pools) is derived once per row change, not once per request
+(kube-scheduler's NodeInfo): ``store.derived(row, name, compute)`` calls
+``compute(attributes)`` the first time ``name`` is asked of ``row`` and
+returns the same value until ``set(row, ...)`` replaces the row's
+attributes. Derived values are shared by every request: they must not be
+mutated by their readers.
 """
 
 import json
@@ -19,6 +27,8 @@ class AttributeStore:
     def __init__(self):
         self._raw = []
         self._decoded = {}
+        # row -> {name: value}, see derived()
+        self._derived = {}
 
     def __len__(self):
         return len(self._raw)
@@ -26,9 +36,14 @@ class AttributeStore:
     def append(self):
         self._raw.append(None)
 
+    def extend(self, texts):
+        """Append one row per JSON text (or None) of ``texts``."""
+        self._raw.extend(text or None for text in texts)
+
     def set(self, row, attributes):
         """``attributes``: JSON text (as stored), a dict, or None."""
         self._decoded.pop(row, None)
+        self._derived.pop(row, None)
         if isinstance(attributes, dict):
             self._raw[row] = None
             self._decoded[row] = attributes
@@ -46,6 +61,18 @@ class AttributeStore:
         """The row's attributes, without keeping them decoded."""
         decoded = self._decoded.get(row)
         return decoded if decoded is not None else self._decode(row)
+
+    def derived(self, row, name, compute):
+        """``compute(attributes of row)``, computed once per row change
+        (an exception is not cached)."""
+        values = self._derived.get(row)
+        if values is None:
+            values = self._derived[row] = {}
+        try:
+            return values[name]
+        except KeyError:
+            value = values[name] = compute(self[row])
+            return value
 
     def each_decoded(self):
         for row in range(len(self._raw)):

@@ -6,9 +6,19 @@ row): each column is built once with ``np.fromiter`` / fancy indexing
 instead of one numpy store per row and field, and attributes stay JSON
 text (``AttributeStore``). The result is the table ``HostTable.apply``
 would build from the same rows (``tests/unit/host_state/test_bulk.py``).
+No Python loop runs per inventory row, and per provider only the ones
+that build the host-name index.
+
+``collector_paused()`` wraps a cold load: the collector does not run
+while the hundreds of thousands of small objects of the rows are made
+(it would scan them dozens of times for nothing), and what survives the
+load is frozen out of later collections (``gc.freeze``), so a full
+collection during a decision does not walk the whole table.
 """
 
+import contextlib
 import datetime
+import gc
 
 import numpy as np
 
@@ -21,6 +31,19 @@ PROVIDER_FIELDS = ('id', 'uuid', 'host', 'nodename', 'generation',
 INVENTORY_FIELDS = ('provider_id', 'resource_class', 'total', 'reserved',
                     'capacity', 'reported_used', 'claimed', 'min_unit',
                     'max_unit', 'step_size', 'allocation_ratio')
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """No garbage collection inside; what is alive after it is frozen."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()
 
 
 def load(table, providers, inventories):
@@ -48,14 +71,19 @@ def load(table, providers, inventories):
     table.uuids[:] = uuids
     table.reported_zones[:] = zones
     table._row_of.update(zip(ids, range(n)))
+    rows_of_host = table._rows_of_host
     for row, host in enumerate(hosts):
-        table._rows_of_host.setdefault(host, []).append(row)
-    for row in range(n):
-        table.attributes.append()
-        table.attributes.set(row, attributes[row])
+        rows_of_host.setdefault(host, []).append(row)
+    for row in [r for r, (host, node) in enumerate(zip(hosts, nodenames))
+                if host != node]:
+        table._other_nodes.setdefault(nodenames[row], []).append(row)
+    table.attributes.extend(attributes)
     _zones(table, zones, n)
     _labels(table, kinds, hosts, attributes, n)
     _inventories(table, inventories)
+    # none should exist on an empty table; were one asked for, it would
+    # hold no row of these
+    table.forget_columns()
     return n
 
 
@@ -63,10 +91,11 @@ def _labels(table, kinds, hosts, attributes, n):
     """Kinds and host names as whole columns; traits and locality row by
     row, only where the JSON text has some (``HostTable._set_labels``)."""
     table.labels.set_bulk(kinds, hosts, n)
-    for row in range(n):
-        raw = attributes[row]
-        if raw and ('"traits": ["' in raw or '"locality": {"' in raw):
-            table._set_labels(row, {'kind': kinds[row], 'attributes': raw})
+    labelled = [row for row, raw in enumerate(attributes)
+                if raw and ('"traits": ["' in raw or '"locality": {"' in raw)]
+    for row in labelled:
+        table._set_labels(row, {'kind': kinds[row],
+                                'attributes': attributes[row]})
 
 
 def _timestamp(value):
@@ -86,23 +115,46 @@ def _zones(table, zones, n):
 
 
 def _inventories(table, inventories):
-    by_class = {}
-    for inv in inventories:
-        by_class.setdefault(inv[1], []).append(inv)
-    row_of = table._row_of
-    for rc, rows in by_class.items():
+    """Every inventory field as one numpy column, scattered to the rows
+    of its provider, class by class."""
+    m = len(inventories)
+    if not m:
+        return
+    fields = list(zip(*inventories))
+    rows, known = _rows_of_ids(table, np.fromiter(fields[0], np.int64, m))
+    # an inventory whose provider the first query did not see yet (both
+    # read without one snapshot) comes with the provider's next change
+    codes, classes = _class_codes(fields[1], m)
+    values = {name: np.fromiter(fields[index], np.float64 if name ==
+                                'allocation_ratio' else np.int64, m)
+              for index, name in enumerate(INVENTORY_FIELDS[2:], start=2)}
+    n = table.size
+    for code, rc in enumerate(classes):
         if rc not in table.resources:
             table.resources[rc] = _ResourceColumns(table._allocated)
         cols = table.resources[rc]
-        where = np.fromiter((row_of[r[0]] for r in rows), np.int64,
-                            len(rows))
-        values = list(zip(*rows))
-        for index, name in enumerate(INVENTORY_FIELDS[2:], start=2):
-            column = cols.allocation_ratio if name == 'allocation_ratio' \
-                else getattr(cols, name)
-            column[where] = np.fromiter(values[index], column.dtype,
-                                        len(rows))
-        n = table.size
+        of_class = (codes == code) & known
+        where = rows[of_class]
+        for name, column in values.items():
+            getattr(cols, name)[where] = column[of_class]
         cols.stepped = bool(np.any(cols.step_size[:n] > 1))
         cols.free[:n] = cols.capacity[:n] - np.maximum(
             cols.reported_used[:n], cols.claimed[:n] + cols.assumed[:n])
+
+
+def _rows_of_ids(table, provider_ids):
+    """(row of each provider id, mask of the ids the table has)."""
+    ids = table.provider_id[:table.size]
+    order = np.argsort(ids, kind='stable')
+    at = np.searchsorted(ids[order], provider_ids)
+    at = np.minimum(at, len(ids) - 1)
+    rows = order[at]
+    return rows, ids[rows] == provider_ids
+
+
+def _class_codes(names, m):
+    """(int code per row, class name per code)."""
+    codes = {}
+    column = np.fromiter((codes.setdefault(name, len(codes))
+                          for name in names), np.int32, m)
+    return column, list(codes)

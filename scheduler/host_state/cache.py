@@ -25,7 +25,6 @@ A row read before one of this worker's claims was confirmed and applied
 after it would hide that claim: such rows are re-read next time.
 """
 
-import gc
 import threading
 import time
 import weakref
@@ -158,10 +157,7 @@ class HostStateCache:
             return self._apply_changes(current, epoch)
 
     def _cold_load(self, current):
-        # hundreds of thousands of small objects: the collector would run
-        # dozens of useless passes over them
-        gc.disable()
-        try:
+        with bulk.collector_paused():
             providers, inventories = db_providers.load_all(self.db)
             aggregates = db_aggregates.load_aggregate_changes(self.db)
             instances = (db_instances.load_instance_changes(self.db)
@@ -172,9 +168,6 @@ class HostStateCache:
                 else:
                     bulk.load(self.table, providers, inventories)
                 self._apply_others(aggregates, instances)
-        finally:
-            gc.enable()
-            gc.freeze()
         self.position = current
         self.rows_applied += len(providers)
         return len(providers)

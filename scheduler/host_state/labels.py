@@ -48,8 +48,11 @@ class ProviderLabels:
         ids = {kind: self.kind_id(kind or 'compute') for kind in set(kinds)}
         self.kind[:n] = np.fromiter((ids[k] for k in kinds), np.int32, n)
         column = self._column(self._locality, HOST_SCOPE, -1)
+        values = self._values.setdefault(HOST_SCOPE, {})
+        # ids in order of first appearance, as value_id gives them
         column[:n] = np.fromiter(
-            (self.value_id(HOST_SCOPE, host) for host in hosts), np.int32, n)
+            (values.setdefault(host, len(values)) for host in hosts),
+            np.int32, n)
         self._row_traits.extend([frozenset()] * n)
         self._row_keys.extend([frozenset((HOST_SCOPE,))] * n)
 

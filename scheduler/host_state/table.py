@@ -107,8 +107,15 @@ class HostTable:
         self._az_index = {}
         self._row_of = {}
         self._rows_of_host = {}
-        # attribute name -> (numpy column, default), see column()
+        # rows whose node is not named like their host (most are: those
+        # are found through _rows_of_host), see rows_of_node()
+        self._other_nodes = {}
+        # attribute name -> (numpy column, default, value_of), see column()
         self._attribute_columns = {}
+        # name -> (numpy column, compute), see report_column()
+        self._report_columns = {}
+        # name -> (default, derive) of columns built together, see column()
+        self._expected = {}
 
     # -- loading --------------------------------------------------------
 
@@ -119,6 +126,7 @@ class HostTable:
         worker confirmed a claim on since then may have been read without
         it: it is left as it is and listed in ``dirty``, to be re-read.
         """
+        changed = []
         for provider in providers:
             row = self._row_of.get(provider['id'])
             if row is None:
@@ -128,6 +136,11 @@ class HostTable:
                 self.dirty.add(provider['id'])
                 continue
             self._set_row(row, provider)
+            changed.append(row)
+        if changed and self._report_columns:
+            rows = np.array(changed, dtype=np.intp)
+            for column, compute in self._report_columns.values():
+                column[rows] = compute(self, rows)
 
     def take_dirty(self):
         """The provider ids to re-read (and forget them)."""
@@ -141,6 +154,8 @@ class HostTable:
         self.size += 1
         self._row_of[provider['id']] = row
         self._rows_of_host.setdefault(provider['host'], []).append(row)
+        if provider['nodename'] != provider['host']:
+            self._other_nodes.setdefault(provider['nodename'], []).append(row)
         self.hosts.append(provider['host'])
         self.reported_zones.append(None)
         self.nodenames.append(provider['nodename'])
@@ -159,10 +174,15 @@ class HostTable:
         for columns in self.resources.values():
             columns.grow(size)
         self.labels.grow(size)
-        for name, (column, default) in self._attribute_columns.items():
+        for name, (column, default, value_of) in \
+                self._attribute_columns.items():
             new = np.full(size, default, dtype=column.dtype)
             new[:len(column)] = column
-            self._attribute_columns[name] = (new, default)
+            self._attribute_columns[name] = (new, default, value_of)
+        for name, (column, compute) in self._report_columns.items():
+            new = np.zeros(size, dtype=column.dtype)
+            new[:len(column)] = column
+            self._report_columns[name] = (new, compute)
         self._allocated = size
 
     def _set_row(self, row, provider):
@@ -181,8 +201,9 @@ class HostTable:
         self._set_labels(row, provider)
         if self._attribute_columns:
             attributes = self.attributes.peek(row)
-            for name, (column, default) in self._attribute_columns.items():
-                column[row] = _number(_lookup(attributes, name), default)
+            for column, default, value_of in \
+                    self._attribute_columns.values():
+                column[row] = _number(value_of(attributes), default)
         inventories = provider.get('inventories', {})
         for rc in inventories:
             if rc not in self.resources:
@@ -236,6 +257,20 @@ class HostTable:
     def rows_of_host(self, host):
         return self._rows_of_host.get(host, [])
 
+    def rows_of_node(self, nodename):
+        return [row for row in self.rows_of_host(nodename)
+                if self.nodenames[row] == nodename] + \
+            self._other_nodes.get(nodename, [])
+
+    def per_host(self, numbers, rows, default=0.0):
+        """``numbers[host of row]`` for each of ``rows`` (``default`` for
+        hosts not in the mapping), as floats: a loop over the mapping's
+        hosts, none over the rows."""
+        by_row = np.full(self.size, default, dtype=np.float64)
+        for host, number in numbers.items():
+            by_row[self.rows_of_host(host)] = number
+        return by_row[np.asarray(rows, dtype=np.intp)]
+
     def used(self, rc, rows=None):
         columns = self.resources[rc]
         sl = slice(0, self.size) if rows is None else rows
@@ -284,7 +319,7 @@ class HostTable:
     def view(self, row):
         return HostView(self, row)
 
-    def column(self, name, default=0.0):
+    def column(self, name, default=0.0, derive=None):
         """Numeric tracker attribute ``name`` (e.g. ``running_vms``,
         ``current_workload``, ``hypervisor_version``; ``stats.<key>`` for
         a key of the tracker's stats, ``metrics.<name>`` for the value of
@@ -293,14 +328,65 @@ class HostTable:
         length ``size``. Built from the rows once, then kept up to date in
         place by ``apply``; values that are missing or not numbers read as
         ``default``.
+
+        ``derive(attributes)``, if given, computes the value of a column a
+        plugin names itself (e.g. a host's number of NUMA cells, for a
+        vectorized pre-check before its per-host one); the first call
+        with a ``name`` fixes its ``derive``.
+
+        Building a column decodes every row's attributes: the columns
+        announced with ``expect_columns`` that are not built yet are built
+        in the same pass, so a pipeline's first request decodes the table
+        once, not once per column.
         """
         cached = self._attribute_columns.get(name)
         if cached is None:
-            column = np.full(self._allocated, default, dtype=np.float64)
-            for row, attributes in self.attributes.each_decoded():
-                column[row] = _number(_lookup(attributes, name), default)
-            cached = self._attribute_columns[name] = (column, default)
+            wanted = {n: spec for n, spec in self._expected.items()
+                      if n not in self._attribute_columns}
+            wanted[name] = (default, derive)
+            self._build_columns(wanted)
+            cached = self._attribute_columns[name]
         return cached[0][:self.size]
+
+    def expect_columns(self, specs):
+        """Announce ``(name, default, derive)`` columns a pipeline will
+        read (``column``); the first one asked for builds them all."""
+        for name, default, derive in specs:
+            self._expected.setdefault(name, (default, derive))
+
+    def _build_columns(self, specs):
+        """Build ``{name: (default, derive)}`` in one decoding pass."""
+        built = []
+        for name, (default, derive) in specs.items():
+            column = np.full(self._allocated, default, dtype=np.float64)
+            built.append((column, default, _value_of(name, derive)))
+            self._attribute_columns[name] = built[-1]
+        for row, attributes in self.attributes.each_decoded():
+            for column, default, value_of in built:
+                column[row] = _number(value_of(attributes), default)
+
+
+    def report_column(self, name, compute):
+        """Float column ``name`` of what ``compute(table, rows)`` derives
+        from the rows' reports (their inventories and attribute columns,
+        never claims, which change between reports): computed for every
+        row on first use, then again for the rows ``apply`` changes, so
+        a request reads it instead of deriving it (e.g. nova's free RAM
+        less the table's free amount, ``scheduler.filters.host_values``).
+        The first call with a ``name`` fixes its ``compute``.
+        """
+        cached = self._report_columns.get(name)
+        if cached is None:
+            column = np.zeros(self._allocated, dtype=np.float64)
+            column[:self.size] = compute(self, np.arange(self.size))
+            cached = self._report_columns[name] = (column, compute)
+        return cached[0][:self.size]
+
+    def forget_columns(self):
+        """Drop the attribute and report columns (rebuilt on next use):
+        after rows were set other than by ``apply``."""
+        self._attribute_columns.clear()
+        self._report_columns.clear()
 
 
 # columns derived from a host's attributes when it reports, so plugins
@@ -311,6 +397,13 @@ _DERIVED = {
     'pci_free_devices': lambda attributes, _: sum(
         count for _, count in pci.host_pools(attributes)),
 }
+
+
+def _value_of(name, derive):
+    """``attributes -> value`` of column ``name``."""
+    if derive is not None:
+        return derive
+    return lambda attributes: _lookup(attributes, name)
 
 
 def _lookup(attributes, name):
@@ -370,6 +463,11 @@ class HostView:
     @property
     def attributes(self):
         return self._table.attributes[self.row]
+
+    def derived(self, name, compute):
+        """``compute(attributes)``, once per change of the row
+        (``AttributeStore.derived``)."""
+        return self._table.attributes.derived(self.row, name, compute)
 
     def free(self, rc):
         return int(self._table.free(rc, [self.row])[0])

@@ -1,5 +1,11 @@
 """The weigher contract: ``weigh_all(table, rows, request) -> floats``.
 
+``weighted(table, rows, request)`` is what a weigher adds to the total:
+its multiplier times its weights normalized to 0..1 (``normalize``), or
+None when its weights are all equal (they would add nothing: a request
+without a server group, hosts without failed builds), so the driver skips
+the multiplication over every candidate.
+
 The multiplier comes from ``[filter_scheduler] <multiplier_option>``; an
 aggregate whose metadata sets the same key (e.g.
 ``ram_weight_multiplier=-1.0``) overrides it for its hosts (the smallest
@@ -16,6 +22,8 @@ class BaseWeigher:
 
     #: name of the [filter_scheduler] option holding the multiplier
     multiplier_option = None
+    #: attribute columns it reads (``HostTable.expect_columns``)
+    columns = ()
 
     def __init__(self, conf):
         self.conf = conf
@@ -33,15 +41,35 @@ class BaseWeigher:
     def multipliers(self, table, rows):
         """The multiplier of each row: config, or aggregate override."""
         values = np.full(len(rows), self.multiplier, dtype=np.float64)
+        overrides = self._overrides(table, rows)
+        if overrides is not None:
+            values = np.where(np.isnan(overrides), values, overrides)
+        return values
+
+    def weighted(self, table, rows, request):
+        """Multipliers times normalized weights of ``rows``, or None when
+        the weights are all equal (see the module docstring)."""
+        raw = np.asarray(self.weigh_all(table, rows, request),
+                         dtype=np.float64)
+        if not len(raw) or (raw.min() == raw.max()
+                            and math.isfinite(self.multiplier)):
+            return None
+        normalized = normalize(raw)
+        if self._overrides(table, rows) is None:
+            normalized *= self.multiplier
+            return normalized
+        return self.multipliers(table, rows) * normalized
+
+    def _overrides(self, table, rows):
+        """Aggregate overrides of ``rows`` (NaN: none), or None."""
         if not self.multiplier_option:
-            return values
+            return None
         overrides = table.aggregates.derived(
             ('multiplier', self.multiplier_option), table.size,
             lambda: _overrides(table, self.multiplier_option))
-        if overrides is not None:
-            chosen = overrides[np.asarray(rows, dtype=np.intp)]
-            values = np.where(np.isnan(chosen), values, chosen)
-        return values
+        if overrides is None:
+            return None
+        return overrides[np.asarray(rows, dtype=np.intp)]
 
 
 def _overrides(table, option):

@@ -16,6 +16,7 @@ from scheduler.weighers import base
 
 class RAMWeigher(base.BaseWeigher):
     multiplier_option = 'ram_weight_multiplier'
+    columns = host_values.RAM_COLUMNS
 
     def weigh_all(self, table, rows, request):
         return host_values.free_ram_mb(table, rows)
@@ -30,6 +31,7 @@ class CPUWeigher(base.BaseWeigher):
 
 class DiskWeigher(base.BaseWeigher):
     multiplier_option = 'disk_weight_multiplier'
+    columns = host_values.DISK_COLUMNS
 
     def weigh_all(self, table, rows, request):
         return host_values.free_disk_mb(table, rows)

@@ -15,8 +15,7 @@ def _members(table, rows, request, policy):
     group = request.group
     if group is None or group.policy != policy:
         return np.zeros(len(rows))
-    return np.array([group.hosts[table.hosts[r]] for r in rows],
-                    dtype=np.float64)
+    return table.per_host(group.hosts, rows)
 
 
 class ServerGroupSoftAffinityWeigher(base.BaseWeigher):

@@ -62,3 +62,60 @@ def test_vectorized_filter_masks_every_row(conf):
 def test_name_is_the_class_name(conf):
     assert _OddRowsFilter(conf).name == '_OddRowsFilter'
     assert _OddRowsFilter(conf).explain(_table(), None, [0]) is None
+
+
+def _skippable_cases():
+    from scheduler.driver.server_groups import GroupPlacement
+    from scheduler.filters import affinity
+    from scheduler.filters import availability_zone
+    from scheduler.filters import server_groups
+    from tests.unit.filters import hosts
+
+    def request(zone=None, group=None, same=None, different=None):
+        state = hosts.request()
+        state.availability_zone = zone
+        state.group = group
+        state.same_hosts = same
+        state.different_hosts = different
+        return state
+
+    az = availability_zone.AvailabilityZoneFilter
+    aff = server_groups.ServerGroupAffinityFilter
+    anti = server_groups.ServerGroupAntiAffinityFilter
+    soft = GroupPlacement('g', 'soft-affinity', ['h1'])
+    # (id, filter class, request, applies)
+    return [
+        ('az: none asked', az, request(), False),
+        ('az: asked', az, request(zone='az9'), True),
+        ('affinity: no group', aff, request(), False),
+        ('affinity: soft group', aff, request(group=soft), False),
+        ('affinity: group without hosts', aff,
+         request(group=GroupPlacement('g', 'affinity', [])), False),
+        ('affinity: group with hosts', aff,
+         request(group=GroupPlacement('g', 'affinity', ['h1'])), True),
+        ('anti-affinity: soft group', anti, request(group=soft), False),
+        ('anti-affinity: group', anti,
+         request(group=GroupPlacement('g', 'anti-affinity', ['h1'])), True),
+        ('same host: no hint', affinity.SameHostFilter, request(), False),
+        ('same host: hint, no host found', affinity.SameHostFilter,
+         request(same=set()), True),
+        ('different host: no hint', affinity.DifferentHostFilter,
+         request(), False),
+        ('different host: hint', affinity.DifferentHostFilter,
+         request(different={'h1'}), True),
+    ]
+
+
+SKIPPABLE = _skippable_cases()
+
+
+def test_a_filter_that_does_not_apply_lets_every_host_through(conf):
+    """The driver skips a filter whose applies_to() is False: only right
+    if its filter_all would have let every host through."""
+    from tests.unit.filters import hosts
+    table = hosts.table(dict(host='h1'), dict(host='h2'))
+    for name, cls, request, applies in SKIPPABLE:
+        plugin = cls(conf)
+        assert plugin.applies_to(request) == applies, name
+        if not applies:
+            assert plugin.filter_all(table, request).all(), name

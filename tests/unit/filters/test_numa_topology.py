@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from scheduler import exception
@@ -140,3 +141,47 @@ def test_bad_extra_specs_name_the_key(conf, vcpus, memory_mb, extra_specs,
                                 memory_mb=memory_mb)
         hosts.passing(plugin, HOSTS, request)
     assert caught.value.kwargs['field'] == 'flavor.extra_specs.' + key
+
+
+def _every_host(plugin, table, request):
+    """Hosts passing ``host_passes`` alone, no pre-check."""
+    return [table.hosts[row] for row in range(table.size)
+            if plugin.host_passes(table.view(row), request)]
+
+
+@pytest.mark.parametrize('vcpus, memory_mb, extra_specs, expected',
+                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_precheck_changes_nothing(conf, vcpus, memory_mb, extra_specs,
+                                  expected):
+    plugin = numa_topology.NUMATopologyFilter(conf)
+    request = hosts.request(extra_specs, vcpus=vcpus, memory_mb=memory_mb)
+    if not plugin.applies_to(request):
+        pytest.skip('the filter does not run for this request')
+    assert _every_host(plugin, HOSTS, request) == expected
+
+
+def test_precheck_removes_hosts_without_enough_cells(conf):
+    plugin = numa_topology.NUMATopologyFilter(conf)
+    request = hosts.request({'hw:numa_nodes': '2'}, vcpus=2, memory_mb=2048)
+    rows = np.arange(HOSTS.size)
+    possible = plugin.precheck(HOSTS, request, rows)
+    assert [HOSTS.hosts[r] for r in rows[possible]] == ['two-free',
+                                                        'two-busy']
+
+
+def test_host_re_reporting_its_topology_is_seen(conf):
+    table = hosts.table(dict(host='h', vcpus=4, memory_mb=8192,
+                             numa_topology=_topology(_cell(4, 8192))))
+    plugin = numa_topology.NUMATopologyFilter(conf)
+    request = hosts.request({'hw:cpu_policy': 'dedicated'}, vcpus=2,
+                            memory_mb=1024)
+    assert hosts.passing(plugin, table, request) == ['h']
+    # the host pins three of its four CPUs and reports again
+    table.apply([hosts.provider(1, host='h', vcpus=4, memory_mb=8192,
+                                numa_topology=_topology(_cell(
+                                    4, 8192, pinned_cpus=[0, 1, 2])))])
+    assert hosts.passing(plugin, table, request) == []
+    # and loses its topology altogether
+    table.apply([hosts.provider(1, host='h', vcpus=4, memory_mb=8192)])
+    assert numa_topology.numa_cells.cell_count(table).tolist() == [0.0]
+    assert hosts.passing(plugin, table, request) == []

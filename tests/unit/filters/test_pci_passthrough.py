@@ -150,3 +150,25 @@ def test_devices_given_only_when_asked_for(conf, alias, expected):
     plugin = pci_passthrough.PciPassthroughFilter(conf)
     request = hosts.request({'pci_passthrough:alias': alias})
     assert hosts.passing(plugin, RESERVED_HOSTS, request) == expected
+
+
+@pytest.mark.parametrize('extra_specs, expected', [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_precheck_changes_nothing(plugin, extra_specs, expected):
+    request = hosts.request(extra_specs)
+    # host_passes alone, on every host, decides the same
+    assert [HOSTS.hosts[row] for row in range(HOSTS.size)
+            if plugin.host_passes(HOSTS.view(row), request)] == expected
+
+
+def test_host_re_reporting_its_pools_is_seen(plugin):
+    table = hosts.table(dict(host='h', pci_device_pools=[
+        _pool('10de', '1db4', 2)]))
+    request = hosts.request({'pci_passthrough:alias': 'gpu:2'})
+    assert hosts.passing(plugin, table, request) == ['h']
+    table.apply([hosts.provider(1, host='h', pci_device_pools=[
+        _pool('10de', '1db4', 1)])])
+    assert hosts.passing(plugin, table, request) == []
+    table.apply([hosts.provider(1, host='h', pci_device_pools=[
+        _pool('10de', '1db4', 3)])])
+    assert hosts.passing(plugin, table, request) == ['h']

@@ -48,6 +48,9 @@ def test_bulk_load_equals_row_by_row_apply(db):
     for row in range(n):
         assert by_rows.attributes[row] == by_columns.attributes[row]
     assert by_columns.rows_of_host('h2') == by_rows.rows_of_host('h2')
+    for node in ('h1', 'n2', 'h2', 'h3'):
+        assert by_columns.rows_of_node(node) == by_rows.rows_of_node(node)
+    assert by_columns.rows_of_node('n2') == by_columns.rows_of_host('h2')
 
 
 def test_attributes_stay_text_until_read(db):

@@ -3,10 +3,12 @@ capacity without losing data; free() is capacity minus
 max(reported_used, claimed)."""
 
 import numpy as np
+import pytest
 
 from scheduler import resource_classes as rcs
 
 from .. import fakes
+from ..filters import hosts as filter_hosts
 
 
 def test_apply_appends_new_providers_in_order():
@@ -138,3 +140,64 @@ def test_host_view_reads_one_row():
     assert view.free(rcs.VCPU) == 29
     assert view.capacity(rcs.VCPU) == 32
     assert view.capacity('CUSTOM_GPU') == 0
+
+
+def test_derived_column_follows_re_reports():
+    table = filter_hosts.table(dict(host='h1', running_vms=1),
+                               dict(host='h2'))
+    column = table.column('double_vms', -1.0,
+                          derive=lambda a: 2 * a.get('running_vms', 0))
+    assert list(column) == [2.0, 0.0]
+    table.apply([filter_hosts.provider(1, host='h1', running_vms=3),
+                 filter_hosts.provider(3, host='h3', running_vms=5)])
+    assert list(table.column('double_vms')) == [6.0, 0.0, 10.0]
+
+
+def test_expected_columns_are_built_in_one_pass():
+    table = filter_hosts.table(dict(host='h1', running_vms=1),
+                               dict(host='h2', running_vms=2))
+    decoded = []
+    each = table.attributes.each_decoded
+
+    def counting():
+        for row, attributes in each():
+            decoded.append(row)
+            yield row, attributes
+
+    table.attributes.each_decoded = counting
+    table.expect_columns([('running_vms', 0.0, None),
+                          ('twice', -1.0, lambda a: 2 * a['running_vms'])])
+    assert list(table.column('vcpus')) == [8.0, 8.0]
+    assert decoded == [0, 1]  # one pass built all three
+    assert list(table.column('twice')) == [2.0, 4.0]
+    assert list(table.column('running_vms')) == [1.0, 2.0]
+    assert decoded == [0, 1]
+
+
+# (id, host and node names of the rows, node asked for, its rows)
+NODES = [
+    ('node named like its host', [('h1', 'h1'), ('h2', 'h2')], 'h2', [1]),
+    ('several nodes of a host', [('h1', 'n1'), ('h1', 'n2'), ('h2', 'h2')],
+     'n2', [1]),
+    ('a node named like another host', [('h1', 'h2'), ('h2', 'h2')], 'h2',
+     [1, 0]),
+    ('a host is not a node', [('h1', 'n1')], 'h1', []),
+    ('unknown', [('h1', 'h1')], 'nope', []),
+]
+
+
+@pytest.mark.parametrize('names, node, rows', [n[1:] for n in NODES],
+                         ids=[n[0] for n in NODES])
+def test_rows_of_node(names, node, rows):
+    providers = [fakes.provider(i, host, node=nodename)
+                 for i, (host, nodename) in enumerate(names, 1)]
+    applied = fakes.host_table(*providers)
+    assert applied.rows_of_node(node) == rows
+
+
+def test_per_host_reads_a_mapping_of_hosts():
+    table = filter_hosts.table(dict(host='h1'), dict(host='h2'),
+                               dict(host='h3'))
+    values = table.per_host({'h3': 2, 'h1': 5, 'gone': 9}, [2, 0, 1, 2])
+    assert values.tolist() == [2.0, 5.0, 0.0, 2.0]
+    assert table.per_host({}, [1], default=-1).tolist() == [-1.0]

@@ -35,3 +35,47 @@ def test_weigher_without_option_has_multiplier_one(conf):
 
     assert Plain(conf).multiplier == 1.0
     assert Plain(conf).name == 'Plain'
+
+
+class _Fixed(base.BaseWeigher):
+    """Weighs each row by ``raw[row]``, multiplier 2.0."""
+
+    def __init__(self, raw, multiplier=2.0):
+        self.raw = np.asarray(raw, dtype=np.float64)
+        self.multiplier = multiplier
+
+    def weigh_all(self, table, rows, request):
+        return self.raw[rows]
+
+
+# (raw weights, multiplier, what weighted() adds: None = nothing)
+WEIGHTED = [
+    ('spread', [0, 5, 10], 2.0, [0.0, 1.0, 2.0]),
+    ('negative multiplier', [0, 5, 10], -1.0, [0.0, -0.5, -1.0]),
+    ('all equal adds nothing', [4, 4, 4], 2.0, None),
+    ('a single row adds nothing', [4], 2.0, None),
+    ('all equal, infinite multiplier: as before, NaN', [4, 4], np.inf,
+     [np.nan, np.nan]),
+]
+
+
+@pytest.mark.parametrize('raw, multiplier, expected',
+                         [w[1:] for w in WEIGHTED],
+                         ids=[w[0] for w in WEIGHTED])
+def test_weighted_is_multiplier_times_normalized(raw, multiplier,
+                                                 expected):
+    from tests.unit.filters import hosts
+    table = hosts.table(*[dict(host='h%d' % i) for i in range(len(raw))])
+    weigher = _Fixed(raw, multiplier)
+    rows = np.arange(len(raw))
+    with np.errstate(invalid='ignore'):  # inf * 0
+        result = weigher.weighted(table, rows, None)
+        every = weigher.multipliers(table, rows) * base.normalize(
+            weigher.raw)
+    if expected is None:
+        assert result is None
+        # what it stands for: adding zeros
+        assert not every.any()
+    else:
+        np.testing.assert_array_equal(result, expected)
+        np.testing.assert_array_equal(result, every)
