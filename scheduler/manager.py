@@ -61,9 +61,11 @@ class SchedulerManager:
         self.driver = parts.driver
 
     def stop(self):
-        """Write the reports still pending (clean shutdown)."""
+        """Write the reports and send the notifications still pending
+        (clean shutdown)."""
         self.report_writer.stop()
         self.host_cache.stop()
+        self.notifier.stop()
 
     @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(exception.NoValidHost,
