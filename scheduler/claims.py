@@ -17,9 +17,15 @@ transaction rolls back and ``ClaimConflict`` names the provider, so a
 request for N instances gets either all N claims or none.
 
 A claim of new consumers is a bounded number of statements whatever the
-number of instances: read previous claims, lock the providers, the
-UPDATE above, one multi-row INSERT, then the feed's stripe bump and stamp
-(plus the group's statements for a server group).
+number of instances: lock the providers, the UPDATE above, one multi-row
+INSERT, then the feed's stripe bump and stamp (plus the group's
+statements for a server group). On PostgreSQL (and SQLite) the lock also
+answers whether the consumers hold claims already, and the stamp carries
+the bump: BEGIN, 4 statements, COMMIT. MariaDB has no ``UPDATE ...
+RETURNING``: a plain SELECT of previous claims comes first and the bump
+is its own statement: 6 statements and COMMIT. The statements are built
+once and reused, so SQLAlchemy's compiled cache serves every execution
+without building or walking a statement per call.
 
 Lock order in every writer is providers (ascending id) -> inventories ->
 feed stripe (``scheduler.db.changes``); deadlocks that the database still
@@ -29,6 +35,7 @@ reports are retried by ``wrap_db_retry``.
 import collections
 import dataclasses
 import datetime
+import functools
 import math
 
 import sqlalchemy as sa
@@ -66,15 +73,6 @@ class GroupPolicy:
     group_uuid: str
     policy: str            # 'affinity' or 'anti-affinity'
     max_per_host: int = 1  # anti-affinity only
-
-
-def _lock_providers(change, provider_ids):
-    if change.lock_providers(provider_ids) != len(set(provider_ids)):
-        found = set(change.session.execute(sa.select(P.c.id).where(
-            P.c.id.in_(list(provider_ids)))).scalars())
-        raise exception.ClaimConflict(
-            provider=min(set(provider_ids) - found),
-            resource_class='(deleted)')
 
 
 class _DidNotFit(Exception):
@@ -131,8 +129,12 @@ def claim_resources(db, claims, now=None, group=None):
     checked against the members already placed, so concurrent requests
     of one group can't break it (``GroupPolicyConflict``).
     """
+    now = now or timeutils.utcnow()
     try:
-        _claim(db, claims, now or timeutils.utcnow(), group)
+        try:
+            _claim(db, claims, now, group)
+        except _HoldsClaims:
+            _claim(db, claims, now, group, held_known=True)
     except _DidNotFit as exc:
         # read outside the rolled-back transaction: what the claim saw,
         # less any change since (this names the provider, nothing more)
@@ -141,32 +143,97 @@ def claim_resources(db, claims, now=None, group=None):
                                                    exc.per_provider))
 
 
-def _claim(db, claims, now, group):
+def _claim(db, claims, now, group, held_known=False):
     consumers = sorted({c.consumer_uuid for c in claims})
     with changes.write(db) as change:
         session = change.session
         if group is not None:
             _lock_group(session, group)
             _enforce_group(session, group, claims, now)
-        previous = _allocations_of(session, consumers)
-        touched = {c.provider_id for c in claims}
-        touched |= {r.provider_id for r in previous}
-        _lock_providers(change, touched)
+        claimed = {c.provider_id for c in claims}
+        held = _lock_claimed(change, claimed, consumers, held_known)
         # the driver confirms the new claims in its host table
         # (AssumedClaims); released ones it learns from the feed
-        change.applied_in_memory = not previous
-        if previous:
-            # re-read under the provider locks: a concurrent release may
+        change.applied_in_memory = not held
+        touched = set(claimed)
+        if held:
+            # read under the provider locks: a concurrent release may
             # have taken some of them already
-            _release_rows(session, _allocations_of(session, consumers,
-                                                   lock=True))
+            previous = _allocations_of(session, consumers, lock=True)
+            touched |= {r.provider_id for r in previous}
+            _release_rows(session, previous)
         _take(session, _per_provider(claims), claims)
-        session.execute(sa.insert(ALLOC), [
+        session.execute(_INSERT_ALLOCATIONS, [
             {'consumer_uuid': c.consumer_uuid, 'provider_id': c.provider_id,
              'resource_class': rc, 'amount': amount, 'created_at': now,
              'confirmed_at': None}
             for c in claims for rc, amount in sorted(c.resources.items())])
         change.providers(touched)
+
+
+_INSERT_ALLOCATIONS = sa.insert(ALLOC)
+
+
+class _HoldsClaims(Exception):
+    """The consumers hold claims already (a reschedule): roll back and
+    claim again, reading them first (``claim_resources``)."""
+
+
+def _lock_statement():
+    """Lock the claimed providers ``:ids`` and tell whether the consumers
+    ``:consumers`` already hold claims, in one statement: a claim of new
+    consumers costs no separate read of previous claims. Built once, so
+    its compiled form is reused (expanding parameters)."""
+    held = sa.select(ALLOC.c.id).where(ALLOC.c.consumer_uuid.in_(
+        sa.bindparam('consumers', expanding=True)))
+    return changes.lock_statement(
+        P.c.id.in_(sa.bindparam('ids', expanding=True))).returning(
+            P.c.id, sa.exists(held).label('held'))
+
+
+_LOCK_AND_PROBE = _lock_statement()
+
+
+def _lock_claimed(change, claimed, consumers, held_known):
+    """Lock the providers of the claims and of the consumers' previous
+    claims (one UPDATE in primary-key order, ``scheduler.db.changes``);
+    True if the consumers hold claims. ClaimConflict if a claimed
+    provider is gone.
+
+    Where the database has ``UPDATE ... RETURNING`` (PostgreSQL, SQLite)
+    and the request's consumers are not known to hold claims, the lock
+    itself says whether they do; if they do, ``_HoldsClaims`` rolls back,
+    so that the providers of the previous claims are locked in the same
+    UPDATE, in order, by the next attempt. Otherwise (MySQL, MariaDB, or
+    a retry) the previous claims are read first, by a plain SELECT: a
+    subquery inside a MariaDB UPDATE would take shared next-key locks on
+    ``allocations``, and two claims whose new consumers fall in one index
+    gap would deadlock on their INSERTs.
+    """
+    session = change.session
+    if session.bind.dialect.update_returning and not held_known:
+        rows = session.execute(_LOCK_AND_PROBE, {
+            'ids': sorted(claimed), 'consumers': consumers}).all()
+        if len(rows) != len(claimed):
+            _check_exist(session, claimed)
+        if any(row.held for row in rows):
+            raise _HoldsClaims()
+        return False
+    previous = _allocations_of(session, consumers)
+    touched = claimed | {r.provider_id for r in previous}
+    if change.lock_providers(touched) != len(touched):
+        _check_exist(session, touched)
+    return bool(previous)
+
+
+def _check_exist(session, provider_ids):
+    """ClaimConflict naming the first of these providers that is gone."""
+    found = set(session.execute(sa.select(P.c.id).where(
+        P.c.id.in_(list(provider_ids)))).scalars())
+    if found != set(provider_ids):
+        raise exception.ClaimConflict(
+            provider=min(set(provider_ids) - found),
+            resource_class='(deleted)')
 
 
 def _lock_group(session, group):
@@ -234,33 +301,59 @@ def _per_provider(claims):
     return totals
 
 
-def _units(claims):
-    """CASEs of the smallest, largest and gcd of the single amounts per
-    (provider, class): min/max/step hold per allocation, not per sum."""
+def _single_amounts(claims):
+    """(provider, class) -> the single amounts of the claims on it."""
     amounts = collections.defaultdict(list)
     for claim in claims:
         for rc, amount in claim.resources.items():
             if amount:
                 amounts[(claim.provider_id, rc)].append(amount)
-    return (_per_row_amount({k: min(v) for k, v in amounts.items()}),
-            _per_row_amount({k: max(v) for k, v in amounts.items()}),
-            _per_row_amount({k: math.gcd(*v) for k, v in amounts.items()}))
+    return amounts
+
+
+@functools.lru_cache(maxsize=64)
+def _take_statement(size):
+    """The claim's conditional UPDATE for ``size`` (provider, class)
+    rows, built once per size so that executing it costs no statement
+    building nor cache-key walk: row ``i`` is ``(:p<i>, :rc<i>)``, its
+    summed amount ``:a<i>`` and the smallest, largest and gcd of its
+    single amounts ``:lo<i>``, ``:hi<i>``, ``:g<i>`` (min/max/step hold
+    per allocation, capacity for the sum); ``:ids`` are the providers."""
+    rows = [(INV.c.provider_id == sa.bindparam('p%d' % i, type_=sa.Integer))
+            & (INV.c.resource_class == sa.bindparam('rc%d' % i,
+                                                    type_=sa.String))
+            for i in range(size)]
+
+    def per_row(name):
+        return sa.case(*[(row, sa.bindparam('%s%d' % (name, i),
+                                            type_=sa.BigInteger))
+                         for i, row in enumerate(rows)], else_=None)
+
+    amount = per_row('a')
+    return (sa.update(INV).where(
+        INV.c.provider_id.in_(sa.bindparam('ids', expanding=True)),
+        amount.is_not(None),
+        fit.sql_fits(INV, amount, (per_row('lo'), per_row('hi'),
+                                   per_row('g'))))
+        .values(claimed=INV.c.claimed + amount)
+        .execution_options(synchronize_session=False))
 
 
 def _take(session, per_provider, claims):
     """One conditional UPDATE for every (provider, class) of the request;
     the fit rule is ``scheduler.fit.sql_fits``, the filters' own."""
-    pairs = {(p, rc): amount for p, resources in per_provider.items()
-             for rc, amount in resources.items() if amount}
+    pairs = sorted((p, rc, amount) for p, resources in per_provider.items()
+                   for rc, amount in resources.items() if amount)
     if not pairs:
         return
-    amount = _per_row_amount(pairs)
-    taken = session.execute(
-        sa.update(INV).where(
-            INV.c.provider_id.in_({p for p, _ in pairs}),
-            amount.is_not(None), fit.sql_fits(INV, amount, _units(claims)))
-        .values(claimed=INV.c.claimed + amount)
-        .execution_options(synchronize_session=False)).rowcount
+    singles = _single_amounts(claims)
+    params = {'ids': sorted({p for p, _, _ in pairs})}
+    for i, (p, rc, amount) in enumerate(pairs):
+        each = singles[(p, rc)]
+        params.update({'p%d' % i: p, 'rc%d' % i: rc, 'a%d' % i: amount,
+                       'lo%d' % i: min(each), 'hi%d' % i: max(each),
+                       'g%d' % i: math.gcd(*each)})
+    taken = session.execute(_take_statement(len(pairs)), params).rowcount
     if taken != len(pairs):
         raise _DidNotFit(per_provider)
 

@@ -14,7 +14,10 @@ log as a traceback:
   ``InvalidRequest`` listing what this worker serves;
 * a database outage is answered with ``DatabaseUnavailable`` and any other
   database error with ``DatabaseError`` carrying an error id; the
-  statement, its parameters and the driver's message go to the log only.
+  statement, its parameters and the driver's message go to the log only;
+* call-monitor heartbeats of every running call come from one thread per
+  worker (``scheduler.call_monitor``), not from a thread started and
+  joined per call.
 """
 
 import inspect
@@ -25,6 +28,7 @@ from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
+from scheduler import call_monitor
 from scheduler import exception
 from scheduler import validation
 
@@ -78,8 +82,24 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         super().__init__(endpoints, serializer)
         self.limits = limits
         self.host = host
+        # (endpoint class, method) -> its argument names: signatures do
+        # not change, and inspecting one costs more than the call's
+        # whole argument check
+        self._accepted = {}
+        self._monitor = call_monitor.CallMonitor()
 
     def dispatch(self, incoming):
+        watch = self._monitor.watch(incoming)
+        if watch is not None:
+            # the monitor sends its heartbeats: oslo.messaging's
+            # dispatcher would start a thread of its own for this call
+            incoming.client_timeout = None
+        try:
+            return self._dispatch(incoming)
+        finally:
+            self._monitor.done(watch)
+
+    def _dispatch(self, incoming):
         method = incoming.message.get('method')
         # a cast has no reply queue (oslo.messaging's AMQP drivers)
         is_cast = not getattr(incoming, 'reply_q', None)
@@ -122,7 +142,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
 
     def _do_dispatch(self, endpoint, method, ctxt, args):
         try:
-            self._check_args(getattr(endpoint, method), args)
+            self._check_args(endpoint, method, args)
         except exception.InvalidRequest as exc:
             _expected(exc)
         try:
@@ -130,11 +150,16 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         except exception.InvalidRequest as exc:
             _expected(exc)
 
-    def _check_args(self, func, args):
+    def _check_args(self, endpoint, method, args):
         if not isinstance(args, dict):
             raise exception.InvalidField(field='args',
                                          reason='expected a dict')
-        accepted = _parameters(func)
+        key = (type(endpoint), method)
+        try:
+            accepted = self._accepted[key]
+        except KeyError:
+            accepted = self._accepted.setdefault(
+                key, _parameters(getattr(endpoint, method)))
         for name, value in args.items():
             if accepted is not None and name not in accepted:
                 raise exception.InvalidField(

@@ -62,11 +62,13 @@ class SchedulerManager:
         self.claim_sweeper = parts.claim_sweeper
 
     def stop(self):
-        """Write the reports still pending (clean shutdown)."""
+        """Write the reports and send the notifications still pending,
+        stop polling and sweeping (clean shutdown)."""
         self.report_writer.stop()
         self.host_cache.stop()
         if self.claim_sweeper is not None:
             self.claim_sweeper.stop()
+        self.notifier.stop()
 
     @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(exception.NoValidHost,

@@ -8,10 +8,20 @@ transport_url`` (default: the RPC one). Events:
 duration) and ``.error`` (the exception's class and message), sent by
 ``deciding``, a context manager around the driver's call; a notification
 that cannot be sent is logged and never fails the decision.
+
+Off the request's critical path: ``deciding`` builds each payload and
+hands it to one sender thread per worker, which sends them in order
+(``.start`` before ``.end``). A decision never waits for the broker; at
+most ``QUEUE_LIMIT`` notifications wait to be sent, past that they are
+dropped with a warning (a broker that stays away must not grow the
+worker's memory). ``flush()`` waits until every queued one was sent,
+``stop()`` (clean shutdown) sends what is queued, then ends the thread.
 """
 
 import contextlib
 import dataclasses
+import queue
+import threading
 import time
 
 import oslo_messaging
@@ -22,6 +32,8 @@ from scheduler import objects
 LOG = logging.getLogger(__name__)
 
 EVENT = 'scheduler.select_destinations'
+QUEUE_LIMIT = 10000
+_STOP = object()
 
 
 @dataclasses.dataclass
@@ -36,11 +48,36 @@ class SelectDestinationsNotifier:
     def __init__(self, conf, host):
         self.enabled = bool(conf.oslo_messaging_notifications.driver)
         self._notifier = None
+        self._queue = queue.Queue(maxsize=QUEUE_LIMIT)
+        self._sender = None
+        self._lock = threading.Lock()
         if self.enabled:
             transport = oslo_messaging.get_notification_transport(conf)
             self._notifier = oslo_messaging.Notifier(
                 transport, publisher_id='scheduler.%s' % host,
                 serializer=objects.SchedulerObjectSerializer())
+
+    def flush(self):
+        """Wait until every queued notification was sent (or failed)."""
+        self._queue.join()
+
+    def stop(self):
+        """Send what is queued, then end the sender thread."""
+        with self._lock:
+            sender, self._sender = self._sender, None
+        if sender is not None:
+            self._queue.put(_STOP)
+            sender.join()
+
+    def _send_queued(self):
+        while True:
+            item = self._queue.get()
+            try:
+                if item is _STOP:
+                    return
+                self._send(*item)
+            finally:
+                self._queue.task_done()
 
     def _payload(self, ctxt, spec, consumers, **extra):
         return objects.SelectDestinationsPayload(
@@ -53,6 +90,19 @@ class SelectDestinationsNotifier:
             instance_uuids=list(consumers or []), **extra)
 
     def _emit(self, ctxt, priority, suffix, payload):
+        with self._lock:
+            if self._sender is None:
+                self._sender = threading.Thread(
+                    target=self._send_queued, daemon=True,
+                    name='notification-sender')
+                self._sender.start()
+        try:
+            self._queue.put_nowait((ctxt, priority, suffix, payload))
+        except queue.Full:
+            LOG.warning('Dropped %s.%s: %d notifications are waiting for '
+                        'the broker', EVENT, suffix, QUEUE_LIMIT)
+
+    def _send(self, ctxt, priority, suffix, payload):
         try:
             getattr(self._notifier, priority)(ctxt, '%s.%s' % (EVENT, suffix),
                                               payload)

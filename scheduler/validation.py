@@ -10,7 +10,8 @@ wrong:
   numbers, strings that are not valid unicode, and fractional values for
   integer fields of a scheduler object (which oslo.versionedobjects would
   silently truncate). It walks iteratively, so no message can raise a
-  RecursionError.
+  RecursionError, in one pass that reads the limits once and names a
+  field's path only when it refuses it.
 * ``check_request``, ``check_report``, ``check_stats``,
   ``check_aggregate`` and ``check_instance_uuids`` are the meaning checks
   of one method's arguments (called by the manager): a request that claims
@@ -23,6 +24,7 @@ with the same attributes.
 """
 
 import datetime
+import functools
 import math
 
 from oslo_utils import timeutils
@@ -44,24 +46,26 @@ def _invalid(path, reason):
     return exception.InvalidField(field=path, reason=reason)
 
 
-def _check_scalar(value, path, limits):
+def _check_scalar(value, node, limits):
     if isinstance(value, str):
         if len(value) > limits.max_string_length:
-            raise _invalid(path, 'string of %d characters is longer than '
-                           '[limits] max_string_length (%d)' %
+            raise _invalid(_path(node), 'string of %d characters is longer '
+                           'than [limits] max_string_length (%d)' %
                            (len(value), limits.max_string_length))
-        try:
-            value.encode('utf-8')
-        except UnicodeEncodeError:
-            raise _invalid(path, 'not valid unicode (lone surrogate)')
+        if not value.isascii():
+            try:
+                value.encode('utf-8')
+            except UnicodeEncodeError:
+                raise _invalid(_path(node),
+                               'not valid unicode (lone surrogate)')
     elif isinstance(value, bool) or value is None:
         return
     elif isinstance(value, int):
         if not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
-            raise _invalid(path, 'integer out of range (64 bits)')
+            raise _invalid(_path(node), 'integer out of range (64 bits)')
     elif isinstance(value, float):
         if not math.isfinite(value):
-            raise _invalid(path, 'not a finite number: %r' % value)
+            raise _invalid(_path(node), 'not a finite number: %r' % value)
 
 
 def _integer_fields(primitive):
@@ -73,6 +77,7 @@ def _integer_fields(primitive):
     return _integer_field_names(classes[0])
 
 
+@functools.lru_cache(maxsize=None)
 def _integer_field_names(cls):
     return frozenset(name for name, field in cls.fields.items()
                      if isinstance(getattr(field, '_type', None),
@@ -95,49 +100,80 @@ def check_integral(values, integer_fields, path):
                                'must be a whole number, got %r' % value)
 
 
-def _children(value, path):
-    """(child, child path) pairs of a list, dict or object primitive."""
+def _path(node):
+    """The path of a node of the walk: ``(parent node, key)``, the root
+    ``(None, path)``. Built only for an error message, so a valid
+    message costs no string formatting."""
+    parts = []
+    while node[0] is not None:
+        node, key = node
+        parts.append('[%d]' % key if isinstance(key, int) else '.%s' % key)
+    parts.append(node[1])
+    return ''.join(reversed(parts))
+
+
+def _children(value, node):
+    """(child, child node) pairs of a list, dict or object primitive."""
     if isinstance(value, dict):
         if _OBJ_NAME in value and isinstance(value.get(_OBJ_DATA), dict):
             data = value[_OBJ_DATA]
-            check_integral(data, _integer_fields(value), path)
-            return ([(v, '%s.%s' % (path, k)) for k, v in data.items()]
-                    + [(v, '%s.%s' % (path, k)) for k, v in value.items()
+            fields = _integer_fields(value)
+            if fields:
+                check_integral(data, fields, _path(node))
+            return ([(v, (node, k)) for k, v in data.items()]
+                    + [(v, (node, k)) for k, v in value.items()
                        if k != _OBJ_DATA])
         for key in value:
             if not isinstance(key, str):
-                raise _invalid(path, 'dict keys must be strings, got %s'
-                               % type(key).__name__)
-        return [(v, '%s.%s' % (path, k)) for k, v in value.items()]
-    return [(v, '%s[%d]' % (path, i)) for i, v in enumerate(value)]
+                raise _invalid(_path(node), 'dict keys must be strings, '
+                               'got %s' % type(key).__name__)
+        return [(v, (node, k)) for k, v in value.items()]
+    return [(v, (node, i)) for i, v in enumerate(value)]
+
+
+class _Limits:
+    """The ``[limits]`` values one walk reads, read once: an oslo.config
+    attribute costs more than checking the value it limits."""
+
+    __slots__ = ('max_message_items', 'max_nesting_depth',
+                 'max_list_length', 'max_string_length')
+
+    def __init__(self, limits):
+        for name in self.__slots__:
+            setattr(self, name, getattr(limits, name))
 
 
 def check_structure(value, path, limits):
-    """Check one RPC argument's shape and size (see module docstring)."""
-    pending = [(value, path, 1)]
+    """Check one RPC argument's shape and size (see module docstring),
+    in one pass over it."""
+    limits = _Limits(limits)
+    max_items, max_depth, max_length = (limits.max_message_items,
+                                        limits.max_nesting_depth,
+                                        limits.max_list_length)
+    pending = [(value, (None, path), 1)]
     seen = 0
+    containers = (dict, list, tuple)
     while pending:
-        item, where, depth = pending.pop()
+        item, node, depth = pending.pop()
         seen += 1
-        if seen > limits.max_message_items:
+        if seen > max_items:
             raise _invalid(path, 'more than [limits] max_message_items '
-                           '(%d) values' % limits.max_message_items)
-        if isinstance(item, (dict, list, tuple)):
-            if depth > limits.max_nesting_depth:
-                raise _invalid(where, 'nested deeper than [limits] '
-                               'max_nesting_depth (%d)' %
-                               limits.max_nesting_depth)
-            if len(item) > limits.max_list_length:
-                raise _invalid(where, '%d items, more than [limits] '
+                           '(%d) values' % max_items)
+        if isinstance(item, containers):
+            if depth > max_depth:
+                raise _invalid(_path(node), 'nested deeper than [limits] '
+                               'max_nesting_depth (%d)' % max_depth)
+            if len(item) > max_length:
+                raise _invalid(_path(node), '%d items, more than [limits] '
                                'max_list_length (%d)' %
-                               (len(item), limits.max_list_length))
+                               (len(item), max_length))
             if isinstance(item, dict):
                 for key in item:
-                    _check_scalar(key, where, limits)
-            pending.extend((child, child_path, depth + 1)
-                           for child, child_path in _children(item, where))
+                    _check_scalar(key, node, limits)
+            pending.extend((child, child_node, depth + 1)
+                           for child, child_node in _children(item, node))
         else:
-            _check_scalar(item, where, limits)
+            _check_scalar(item, node, limits)
 
 
 def check_instance_uuids(uuids, path):

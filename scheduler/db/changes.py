@@ -135,10 +135,7 @@ class Change:
         ids = sorted(set(provider_ids))
         if not ids:
             return 0
-        return self.session.execute(
-            sa.update(P).where(P.c.id.in_(ids))
-            .values(generation=P.c.generation + 1)
-            .execution_options(synchronize_session=False)).rowcount
+        return self.session.execute(_LOCK_BY_ID, {'ids': ids}).rowcount
 
     def providers(self, provider_ids):
         """Record that these providers (or their inventories) changed."""
@@ -163,8 +160,14 @@ class Change:
         # last, so the stripe's lock lives for these statements and the
         # COMMIT only (module docstring)
         stripe = random.randrange(STRIPES)
-        if (len(stamps) == 1 and not self._legacy
-                and self.session.bind.dialect.name == 'postgresql'):
+        one_round_trip = (len(stamps) == 1 and not self._legacy and
+                          self.session.bind.dialect.name == 'postgresql')
+        if one_round_trip and not self._rows:
+            # a claim's or a report's stamp: a statement built once
+            self.session.execute(_STAMP_PROVIDERS, {
+                'stamp_stripe': stripe, 'ids': sorted(self._provider_ids)})
+            return
+        if one_round_trip:
             # one round trip: the bump as a CTE of the stamp
             table, condition = stamps[0]
             bump = _bump_statement(stripe).returning(STRIPE.c.seq).cte()
@@ -184,9 +187,40 @@ class Change:
                 .execution_options(synchronize_session=False))
 
 
+def lock_statement(condition):
+    """The providers' lock, for writers that lock more than a list of ids
+    (``scheduler.claims``): one UPDATE bumping the generation of every
+    provider matching ``condition``, which takes their row locks."""
+    return (sa.update(P).where(condition)
+            .values(generation=P.c.generation + 1)
+            .execution_options(synchronize_session=False))
+
+
+# built once: executing the same statement object reuses its cache key
+# and compiled form (expanding ``ids``)
+_LOCK_BY_ID = lock_statement(P.c.id.in_(sa.bindparam('ids', expanding=True)))
+
+
 def _bump_statement(stripe):
     return (sa.update(STRIPE).where(STRIPE.c.stripe == stripe)
             .values(seq=STRIPE.c.seq + 1))
+
+
+def _stamp_providers_statement():
+    """PostgreSQL: bump stripe ``:stamp_stripe`` and stamp providers ``:ids``
+    with its new value, in one statement (the bump as a CTE)."""
+    stripe = sa.bindparam('stamp_stripe', type_=sa.Integer)
+    bump = (sa.update(STRIPE).where(STRIPE.c.stripe == stripe)
+            .values(seq=STRIPE.c.seq + 1).returning(STRIPE.c.seq).cte())
+    return (sa.update(P).where(P.c.id.in_(sa.bindparam('ids',
+                                                       expanding=True)))
+            .add_cte(bump)
+            .values(feed_stripe=stripe,
+                    feed_seq=sa.select(bump.c.seq).scalar_subquery())
+            .execution_options(synchronize_session=False))
+
+
+_STAMP_PROVIDERS = _stamp_providers_statement()
 
 
 def _bump(session, stripe):

@@ -63,8 +63,12 @@ def _selections(*hosts):
 
 
 def _run(notifier, ctxt, spec, consumers, decide):
-    with notifier.deciding(ctxt, spec, consumers) as decision:
-        decision.selections = decide()
+    try:
+        with notifier.deciding(ctxt, spec, consumers) as decision:
+            decision.selections = decide()
+    finally:
+        # sent by the notifier's thread, after the decision
+        notifier.flush()
     return decision.selections
 
 
@@ -153,6 +157,7 @@ def test_manager_notifies_its_decisions(enabled_conf, db, sent):
         spec = objects.RequestSpec(flavor=objects.Flavor(vcpus=1,
                                                          memory_mb=512))
         manager.select_destinations(CTXT, spec, instance_uuids=UUIDS[:1])
+        manager.stop()      # sends what is queued
         events = sent()
         assert [e[0] for e in events] == [
             'scheduler.select_destinations.start',
@@ -161,3 +166,50 @@ def test_manager_notifies_its_decisions(enabled_conf, db, sent):
         assert events[1][3] == 'scheduler.sched-1'
     finally:
         manager.notifier._notifier.transport.cleanup()
+
+
+def test_decision_does_not_wait_for_the_broker(notifier, sent):
+    """The notifications of a decision are sent after it answered, in
+    order, by the notifier's own thread."""
+    import threading
+    broker_up = threading.Event()
+    real = notifier._notifier.info
+
+    def slow_info(*args, **kwargs):
+        broker_up.wait(10)
+        return real(*args, **kwargs)
+
+    result = _selections('h1')
+    with mock.patch.object(notifier._notifier, 'info', slow_info):
+        with notifier.deciding(CTXT, _spec(), UUIDS[:1]) as decision:
+            decision.selections = result
+        # answered while the broker still holds the first notification
+        assert sent() == []
+        broker_up.set()
+        notifier.flush()
+    assert [e[0] for e in sent()] == [
+        'scheduler.select_destinations.start',
+        'scheduler.select_destinations.end']
+
+
+def test_queue_limit_drops_with_a_warning(notifier, sent, caplog,
+                                          monkeypatch):
+    import threading
+    monkeypatch.setattr(notifications, 'QUEUE_LIMIT', 1)
+    notifier._queue = notifications.queue.Queue(maxsize=1)
+    broker_up = threading.Event()
+    real = notifier._notifier.info
+
+    def slow_info(*args, **kwargs):
+        broker_up.wait(10)
+        return real(*args, **kwargs)
+
+    with mock.patch.object(notifier._notifier, 'info', slow_info), \
+            caplog.at_level(logging.WARNING, 'scheduler.notifications'):
+        for _ in range(4):
+            with notifier.deciding(CTXT, _spec(), UUIDS[:1]) as decision:
+                decision.selections = _selections('h1')
+        broker_up.set()
+        notifier.flush()
+    assert 'Dropped scheduler.select_destinations' in caplog.text
+    assert 1 <= len(sent()) < 8

@@ -159,3 +159,18 @@ def test_no_policy_file_keeps_the_defaults(conf, tmp_path):
     conf.set_override('policy_file', str(tmp_path / 'absent.yaml'),
                       'oslo_policy')
     policy.check_policy_file(conf)
+
+
+def test_policy_file_change_takes_effect_after_the_check_interval(
+        conf, db, tmp_path, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(policy.time, 'monotonic', lambda: clock[0])
+    policy_file = tmp_path / 'policy.yaml'
+    conf.set_override('policy_file', str(policy_file), 'oslo_policy')
+    manager = sched_manager.SchedulerManager(conf, db)
+    manager.build_failed(SERVICE, 'h1')          # no file: the defaults
+    policy_file.write_text('"scheduler:build_failed": "!"\n')
+    manager.build_failed(SERVICE, 'h1')          # not looked at yet
+    clock[0] += policy.RELOAD_CHECK_SECONDS
+    error = _forbidden(manager.build_failed, SERVICE, 'h1')
+    assert error.kwargs['check'] == '!'

@@ -1,0 +1,137 @@
+"""Issue 8: what a claim costs the database, on SQLite, PostgreSQL and
+MariaDB.
+
+* A claim of new consumers sends a fixed number of statements: no
+  separate read of previous claims where ``UPDATE ... RETURNING`` exists
+  (the providers' lock answers it), and every statement reuses its
+  compiled form.
+* A reschedule (the consumer holds a claim) still moves the claim.
+* On MariaDB a connection goes back to the pool without a ROLLBACK after
+  a COMMIT, and with one when a transaction is left open, whose changes
+  and locks it then undoes.
+"""
+
+import collections
+
+import pytest
+import sqlalchemy as sa
+from oslo_utils import uuidutils
+
+from scheduler import claims
+from scheduler import conf as sched_conf
+from scheduler import objects
+from scheduler import resource_classes as rcs
+from scheduler.db import api as db_api
+from scheduler.db import migration
+from scheduler.db import models
+from scheduler.db import providers as db_providers
+from tests.functional import databases
+
+RATIOS = {rcs.VCPU: 1.0, rcs.MEMORY_MB: 1.0, rcs.DISK_GB: 1.0}
+RESOURCES = {rcs.VCPU: 1, rcs.MEMORY_MB: 512, rcs.DISK_GB: 1}
+# statements of a claim of one new consumer (COMMIT is not a statement):
+# PostgreSQL: lock (and probe of previous claims), take, insert, stamp
+# (with the stripe's bump); psycopg2 also sends BEGIN on its own.
+# MariaDB: read of previous claims, lock, take, insert, bump, stamp.
+# SQLite: BEGIN IMMEDIATE, lock and probe, take, insert, bump, stamp.
+STATEMENTS = {'sqlite': 6, 'postgresql': 4, 'mariadb': 6}
+
+
+@pytest.fixture
+def database(backend, database_url):
+    conf = sched_conf.new_config()
+    conf([], project='scheduler', default_config_files=[],
+         default_config_dirs=[])
+    conf.set_override('connection', database_url, 'database')
+    db = db_api.Database(conf)
+    migration.db_sync(db)
+    yield db
+    db.dispose()
+
+
+def _providers(db, hosts):
+    for host in hosts:
+        db_providers.record_compute_node(
+            db, objects.ComputeNode.from_stats(host, host, {
+                'vcpus': 8, 'memory_mb': 8192, 'local_gb': 100}), RATIOS)
+    return [db_providers.find_provider(db, h)['id'] for h in hosts]
+
+
+class _Statements:
+    """Statements sent on ``engine`` and whether their compiled form was
+    reused."""
+
+    def __init__(self, engine):
+        self.sent = []
+        sa.event.listen(engine, 'before_cursor_execute', self._record)
+
+    def _record(self, conn, cursor, statement, parameters, context, many):
+        self.sent.append((statement.split()[0],
+                          getattr(context, 'cache_hit', None)))
+
+
+@pytest.mark.parametrize('backend', databases.BACKENDS)
+def test_claim_of_new_consumers_is_a_fixed_number_of_statements(
+        database, backend):
+    provider, = _providers(database, ['h1'])
+    claims.claim_resources(database, [claims.Claim(
+        uuidutils.generate_uuid(), provider, RESOURCES, 'h1')])
+    statements = _Statements(database.engine)
+    for _ in range(3):
+        claims.claim_resources(database, [claims.Claim(
+            uuidutils.generate_uuid(), provider, RESOURCES, 'h1')])
+    kinds = collections.Counter(kind for kind, _ in statements.sent)
+    assert len(statements.sent) == 3 * STATEMENTS[backend], statements.sent
+    if database.engine.dialect.update_returning:
+        assert kinds['SELECT'] == 0
+    hit = database.engine.dialect.CACHE_HIT
+    assert all(cache == hit for kind, cache in statements.sent
+               if kind != 'BEGIN')
+
+
+@pytest.mark.parametrize('backend', databases.BACKENDS)
+def test_reschedule_moves_the_claim(database):
+    first, second = _providers(database, ['h1', 'h2'])
+    consumer = uuidutils.generate_uuid()
+    claims.claim_resources(database, [claims.Claim(consumer, first,
+                                                   RESOURCES, 'h1')])
+    claims.claim_resources(database, [claims.Claim(consumer, second,
+                                                   RESOURCES, 'h2')])
+    rows = claims.list_allocations(database, consumer_uuid=consumer)
+    assert {r['host'] for r in rows} == {'h2'}
+    with database.reader() as session:
+        claimed = dict(session.execute(
+            sa.select(models.inventories.c.provider_id,
+                      models.inventories.c.claimed)
+            .where(models.inventories.c.resource_class == rcs.VCPU)).all())
+    assert claimed == {first: 0, second: 1}
+
+
+@pytest.mark.parametrize('backend', ['mariadb'])
+def test_mariadb_rolls_back_only_open_transactions_on_return(
+        database, monkeypatch):
+    import pymysql.connections
+    provider, = _providers(database, ['h1'])
+    sent = []
+    real = pymysql.connections.Connection.rollback
+
+    def rollback(conn):
+        sent.append('ROLLBACK')
+        return real(conn)
+    monkeypatch.setattr(pymysql.connections.Connection, 'rollback',
+                        rollback)
+    claims.claim_resources(database, [claims.Claim(
+        uuidutils.generate_uuid(), provider, RESOURCES, 'h1')])
+    assert sent == []
+    # a transaction left open is rolled back when its connection goes
+    # back to the pool: its change is undone and its locks released
+    raw = database.engine.raw_connection()
+    cursor = raw.cursor()
+    cursor.execute('UPDATE providers SET generation = generation + 100')
+    cursor.close()
+    raw.close()
+    assert sent == ['ROLLBACK']
+    with database.writer() as session:
+        generation = session.execute(sa.select(
+            models.providers.c.generation)).scalar_one()
+    assert generation < 100
