@@ -19,26 +19,12 @@ sweep in progress, so nothing sweeps a database after its owner let it go
 
 import threading
 
-from oslo_db import exception as db_exc
 from oslo_log import log as logging
-from sqlalchemy import exc as sa_exc
 
 from scheduler import claims
+from scheduler.db import outages
 
 LOG = logging.getLogger(__name__)
-
-# what an unreachable, restarting or dropped database raises: wrapped by
-# oslo.db, or raw from the driver through SQLAlchemy when connecting
-_OUTAGE = (db_exc.DBConnectionError, db_exc.CantStartEngineError,
-           sa_exc.OperationalError, sa_exc.InterfaceError,
-           sa_exc.DisconnectionError, sa_exc.TimeoutError)
-
-
-def is_outage(exc):
-    """Is ``exc`` the database being away, rather than a bug?"""
-    inner = getattr(exc, 'inner_exception', None)
-    return isinstance(exc, _OUTAGE) or isinstance(inner, _OUTAGE)
-
 
 class ClaimSweeper:
     def __init__(self, db, grace_seconds, interval=None):
@@ -48,7 +34,7 @@ class ClaimSweeper:
         self.interval = interval or max(grace_seconds / 4.0, 5.0)
         self._stopped = threading.Event()
         self._thread = None
-        self._failing = False
+        self._outage = outages.OutageLog(LOG, 'Claim sweep')
 
     def start(self):
         if self.grace_seconds <= 0 or self._thread is not None:
@@ -77,28 +63,15 @@ class ClaimSweeper:
         try:
             self.sweep()
         except Exception as exc:
-            if not is_outage(exc):
+            if not outages.is_outage(exc):
                 LOG.exception('Claim sweep failed; next in %.0fs',
                               self.interval)
                 return
-            if not self._failing:
-                # one line per outage: no traceback, no SQL
-                LOG.warning('Claim sweep failed, database unreachable; '
-                            'retrying every %.0fs: %s', self.interval,
-                            _first_line(exc))
-            self._failing = True
+            self._outage.failed(exc, self.interval)
             return
-        if self._failing:
-            LOG.info('Claim sweep works again')
-            self._failing = False
+        self._outage.worked()
 
     def _run(self):
         while not self._stopped.wait(self.interval):
             self.sweep_once()
 
-
-def _first_line(exc):
-    """The driver's message without the statement oslo.db appends."""
-    text = str(getattr(exc, 'inner_exception', None) or exc)
-    text = text.split('[SQL:')[0].strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:200]

@@ -30,13 +30,11 @@ from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
 from scheduler import call_monitor
 from scheduler import exception
+from scheduler.db import outages
 from scheduler import validation
 
 LOG = logging.getLogger(__name__)
 
-_OUTAGE = (db_exc.DBConnectionError, db_exc.CantStartEngineError,
-           sa_exc.OperationalError, sa_exc.InterfaceError,
-           sa_exc.DisconnectionError, sa_exc.TimeoutError)
 _DB_ERRORS = (db_exc.DBError, sa_exc.SQLAlchemyError)
 
 
@@ -56,14 +54,9 @@ def _answer(exc):
     return type(exc), exc, None
 
 
-def _is_outage(exc):
-    inner = getattr(exc, 'inner_exception', None)
-    return isinstance(exc, _OUTAGE) or isinstance(inner, _OUTAGE)
-
-
 def translate_db_error(exc, method, host):
     """The exception a caller sees for database error ``exc``."""
-    if _is_outage(exc):
+    if outages.is_outage(exc):
         LOG.warning('%s: database unreachable: %s', method,
                     str(exc).replace('\n', ' '))
         return exception.DatabaseUnavailable(service='database', url='',

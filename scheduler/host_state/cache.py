@@ -36,6 +36,7 @@ from sqlalchemy import exc as sa_exc
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import changes
 from scheduler.db import instances as db_instances
+from scheduler.db import outages
 from scheduler.db import providers as db_providers
 from scheduler.host_state import bulk
 from scheduler.host_state.table import HostTable
@@ -67,7 +68,7 @@ class HostStateCache:
         self._refreshing = threading.Lock()
         self._poller = None
         self._stop = threading.Event()
-        self._poll_failing = False
+        self._outage = outages.OutageLog(LOG, 'Host state refresh')
 
     # -- the poller ------------------------------------------------------
 
@@ -94,19 +95,12 @@ class HostStateCache:
         try:
             self.refresh(force=True)
         except _DB_FAULTS as exc:  # an outage: the next poll tries again
-            if not self._poll_failing:
-                # one line per outage, not one traceback per poll
-                LOG.warning('Host state refresh failed, retrying every '
-                            '%.2fs: %s', self.refresh_interval,
-                            str(exc).splitlines()[0][:200])
-            self._poll_failing = True
+            self._outage.failed(exc, self.refresh_interval)
             return
         except Exception:  # a bug: show it; the next poll tries again
             LOG.exception('Host state refresh failed')
             return
-        if self._poll_failing:
-            LOG.info('Host state refresh works again')
-            self._poll_failing = False
+        self._outage.worked()
 
     @property
     def polling(self):
