@@ -9,9 +9,10 @@ controller in a disruption of a zone, a worker takes a silence of most
 hosts at once as its own problem, not the hosts':
 
 * when at least ``[scheduler] disruption_threshold`` (55% by default,
-  kube's unhealthy-zone threshold) of the hosts, and at least ``MIN_SILENT`` hosts, are not reporting, the
-  worker notes when that silence began (the newest report among the silent
-  hosts) and, from then until ``service_down_time`` seconds after it last
+  kube's unhealthy-zone threshold) of the hosts, and at least
+  ``MIN_SILENT`` hosts, are not reporting, the worker notes when that
+  silence began (the newest report among the silent hosts) and, from
+  then until ``service_down_time`` seconds after it last
   saw the silence, every host that was reporting when the silence began
   still counts as reporting: each tracker gets a full period to report
   again;

@@ -5,8 +5,9 @@ checks every command runs before it touches the database.
 ``aggregate list`` / ``aggregate show NAME_OR_UUID`` the aggregates
 pushed with ``update_aggregates``, ``db purge`` deletes the records of
 workers long gone and the tombstones of aggregates and instances deleted
-as long ago (``scheduler.db.send_order.purge_tombstones``). ``schema_problem`` returns the "run db sync" hint
-when the schema is missing or behind, whatever the backend;
+as long ago (``scheduler.db.send_order.purge_tombstones``).
+``schema_problem`` returns the "run db sync" hint when the schema is
+missing or behind, whatever the backend;
 ``missing_sqlite_file`` keeps a command from creating an empty SQLite
 file by merely opening it.
 """
