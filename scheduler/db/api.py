@@ -84,6 +84,8 @@ class Database:
         self.engine.pool._pre_ping = False
         if self.engine.dialect.name == 'mysql':
             reset_only_open_transactions(self.engine)
+        if self.engine.dialect.driver == 'psycopg2':
+            batch_executemany(self.engine)
         # writes committed through this pool that the worker's host table
         # has not applied in memory: its next decision re-reads the feed
         # (scheduler.host_state.cache)
@@ -144,6 +146,21 @@ class Database:
 
     def dispose(self):
         self._tx.dispose_pool()
+
+
+def batch_executemany(engine):
+    """Send an executemany UPDATE (a batch of reports: one row per
+    provider and per inventory) in pages of statements on psycopg2
+    (``execute_batch``), not one round trip per row.
+
+    SQLAlchemy's ``executemany_mode='values_plus_batch'``, set on an engine
+    oslo.db already made. Its row counts of an executemany are then
+    unreliable; no writer of the scheduler reads them (every conditional
+    write whose count matters is a single statement).
+    """
+    from sqlalchemy.dialects.postgresql import psycopg2
+    engine.dialect.executemany_mode = psycopg2.EXECUTEMANY_VALUES_PLUS_BATCH
+    engine.dialect.supports_sane_multi_rowcount = False
 
 
 def reset_only_open_transactions(engine):
