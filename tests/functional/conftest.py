@@ -11,11 +11,15 @@ database of that backend::
 
 Teardown stops every server with SIGTERM and fails the test unless it
 exited 0; when a test failed, the tail of each server log is printed.
+``database`` is the db layer in process on a fresh database of ``backend``.
 ``summary_line`` adds a line to the terminal summary (race figures).
 """
 
 import pytest
 
+from scheduler import conf as sched_conf
+from scheduler.db import api as db_api
+from scheduler.db import migration
 from tests.functional import databases
 from tests.functional import server as server_mod
 from tests.functional import services
@@ -58,6 +62,20 @@ def rabbitmq():
 def database_url(backend, tmp_path):
     with databases.fresh_database(backend, tmp_path) as url:
         yield url
+
+
+@pytest.fixture
+def database(backend, database_url):
+    """A ``scheduler.db.api.Database`` on a fresh, synced database of
+    ``backend``, for tests that call the db layer in process."""
+    conf = sched_conf.new_config()
+    conf([], project='scheduler', default_config_files=[],
+         default_config_dirs=[])
+    conf.set_override('connection', database_url, 'database')
+    db = db_api.Database(conf)
+    migration.db_sync(db)
+    yield db
+    db.dispose()
 
 
 @pytest.fixture

@@ -19,12 +19,9 @@ import pytest
 from oslo_utils import uuidutils
 
 from scheduler import claims
-from scheduler import conf as sched_conf
 from scheduler import objects
 from scheduler import resource_classes as rcs
-from scheduler.db import api as db_api
 from scheduler.db import changes
-from scheduler.db import migration
 from scheduler.db import providers as db_providers
 from tests.functional import databases
 
@@ -32,18 +29,6 @@ RATIOS = {rcs.VCPU: 1.0, rcs.MEMORY_MB: 1.0, rcs.DISK_GB: 1.0}
 HOSTS = 24
 WRITERS = 6
 SECONDS = 4.0
-
-
-@pytest.fixture
-def database(backend, database_url):
-    conf = sched_conf.new_config()
-    conf([], project='scheduler', default_config_files=[],
-         default_config_dirs=[])
-    conf.set_override('connection', database_url, 'database')
-    db = db_api.Database(conf)
-    migration.db_sync(db)
-    yield db
-    db.dispose()
 
 
 def _node(host, used=0, second=0):

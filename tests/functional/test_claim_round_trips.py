@@ -18,11 +18,8 @@ import sqlalchemy as sa
 from oslo_utils import uuidutils
 
 from scheduler import claims
-from scheduler import conf as sched_conf
 from scheduler import objects
 from scheduler import resource_classes as rcs
-from scheduler.db import api as db_api
-from scheduler.db import migration
 from scheduler.db import models
 from scheduler.db import providers as db_providers
 from tests.functional import databases
@@ -35,18 +32,6 @@ RESOURCES = {rcs.VCPU: 1, rcs.MEMORY_MB: 512, rcs.DISK_GB: 1}
 # MariaDB: read of previous claims, lock, take, insert, bump, stamp.
 # SQLite: BEGIN IMMEDIATE, lock and probe, take, insert, bump, stamp.
 STATEMENTS = {'sqlite': 6, 'postgresql': 4, 'mariadb': 6}
-
-
-@pytest.fixture
-def database(backend, database_url):
-    conf = sched_conf.new_config()
-    conf([], project='scheduler', default_config_files=[],
-         default_config_dirs=[])
-    conf.set_override('connection', database_url, 'database')
-    db = db_api.Database(conf)
-    migration.db_sync(db)
-    yield db
-    db.dispose()
 
 
 def _providers(db, hosts):
