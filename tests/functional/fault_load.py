@@ -28,6 +28,11 @@ from tests.functional import db_state
 from tests.functional import workload
 
 TINY = {'vcpus': 1, 'memory_mb': 64, 'root_gb': 1}
+# hosts of a fault test: about 36 TINY instances fit on each, far more in
+# all than a test places (720, the capacity of 20 hosts, was reached within
+# one fault test once placements got faster), so that a NoValidHost can
+# only come from the fault, and placements after it are always possible
+HOSTS = 80
 # answers a caller can act on: placed, nothing fits, retry later
 EXPECTED = ('placed', 'NoValidHost', 'DatabaseUnavailable',
             'ServiceUnavailable', 'SchedulerUnavailable')

@@ -53,7 +53,7 @@ def test_broker_restart_under_load(rabbit, tmp_path, summary_line):
     try:
         server.db_sync()
         server.start().wait_ready()
-        workload.push_hosts(server, workload.host_reports(20))
+        workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
         with fault_load.Load(server, threads=4) as load:
             time.sleep(1)
             rabbit.stop()

@@ -41,7 +41,7 @@ def test_database_restart_under_load(rabbitmq, private_database, tmp_path,
     try:
         server.db_sync()
         server.start().wait_ready()
-        workload.push_hosts(server, workload.host_reports(20))
+        workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
         with fault_load.Load(server, threads=4) as load:
             time.sleep(2)
             private_database.restart()

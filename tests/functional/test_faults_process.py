@@ -58,7 +58,7 @@ def server(rabbitmq, tmp_path):
 
 
 def test_worker_sigkill_under_load(server, summary_line):
-    workload.push_hosts(server, workload.host_reports(20))
+    workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
     old = _workers(server)
     with fault_load.Load(server, threads=4) as load:
         time.sleep(2)
