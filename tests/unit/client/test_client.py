@@ -74,9 +74,13 @@ def _wait_for(predicate, timeout=10.0):
 
 
 def _report(cloud, host, **stats):
+    """Report ``host`` and wait until the worker's next refresh reads
+    it (a report reaches a decision after ``refresh_interval``)."""
     cloud.client.update_resource_stats(CTXT, (host, host),
                                        dict(HOST, **stats))
-    return _wait_for(lambda: db_providers.find_provider(cloud.db, host))
+    provider = _wait_for(lambda: db_providers.find_provider(cloud.db, host))
+    time.sleep(cloud.conf.scheduler.refresh_interval)
+    return provider
 
 
 def _consumers_on(cloud, host):
