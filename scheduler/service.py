@@ -250,10 +250,11 @@ class Launcher:
     stops them gracefully; SIGUSR2 prints a Guru Meditation Report.
     """
 
-    def __init__(self, conf):
+    def __init__(self, conf, sleep=time.sleep):
         self.conf = conf
         self.started = {}
         self.failures = 0
+        self._sleep = sleep     # the back-off's wait (tests record it)
 
     def run(self):
         enable_reports()
@@ -295,7 +296,7 @@ class Launcher:
         LOG.error('Worker %d died %.1fs after starting (exit code %s); '
                   'restarting it in %ds', worker_id, lived, exit_code, delay)
         # cotyledon respawns once this hook returns
-        time.sleep(delay)
+        self._sleep(delay)
 
 
 def validate_files(conf):

@@ -31,10 +31,10 @@ def test_bad_configuration_is_one_line_and_exit_2(tmp_path, capsys, text,
     assert words in err and 'secret' not in err
 
 
-def test_a_worker_dying_young_is_restarted_with_backoff(conf, monkeypatch):
+def test_a_worker_dying_young_is_restarted_with_backoff(conf):
     slept = []
-    monkeypatch.setattr(service.time, 'sleep', slept.append)
-    launcher = service.Launcher(conf)
+    # not time.sleep itself: other tests' threads may still sleep
+    launcher = service.Launcher(conf, sleep=slept.append)
     for _ in range(8):
         launcher._on_new_worker('svc', 0, None)
         launcher._on_dead_worker('svc', 0, 1)
