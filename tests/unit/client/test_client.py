@@ -55,7 +55,8 @@ def cloud(tmp_path_factory):
     server.start()
     client = SchedulerClient(conf, transport=transport)
     yield types.SimpleNamespace(conf=conf, db=db, client=client,
-                                transport=transport, url=url)
+                                transport=transport, url=url,
+                                endpoint=endpoint)
     server.stop()
     server.wait()
     transport.cleanup()
@@ -74,12 +75,12 @@ def _wait_for(predicate, timeout=10.0):
 
 
 def _report(cloud, host, **stats):
-    """Report ``host`` and wait until the worker's next refresh reads
-    it (a report reaches a decision after ``refresh_interval``)."""
+    """Report ``host`` and have the worker read it now (a report
+    reaches decisions with the worker's next poll otherwise)."""
     cloud.client.update_resource_stats(CTXT, (host, host),
                                        dict(HOST, **stats))
     provider = _wait_for(lambda: db_providers.find_provider(cloud.db, host))
-    time.sleep(cloud.conf.scheduler.refresh_interval)
+    cloud.endpoint.host_cache.refresh(force=True)
     return provider
 
 
