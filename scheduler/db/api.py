@@ -5,7 +5,8 @@
 read-only one; writers use ``scheduler.db.changes.write``, which wraps
 ``writer()`` and records the change in the feed; ``local_writes`` counts
 those committed through this pool (``count_local_write``), so the worker's
-own writes reach its next decision without waiting for the poller.
+own writes reach its next decision without waiting for the poller
+(tracker reports excepted: ``scheduler.db.changes.write``).
 ``next_change_seq(session)`` bumps the previous release's global change
 counter (only under ``[database] legacy_change_counter``, last in the
 transaction, after the provider rows are locked).

@@ -128,6 +128,7 @@ class Change:
         self._provider_ids = set()
         self._rows = []
         self.applied_in_memory = False
+        self.left_to_poller = False
 
     def lock_providers(self, provider_ids):
         """Lock these providers (one UPDATE, primary-key order) and bump
@@ -240,11 +241,19 @@ def write(db):
     Once it committed a change, it is counted in ``db.local_writes`` so
     this worker's next decision reads the feed at once, unless the writer
     set ``change.applied_in_memory`` (the worker's host table holds the
-    change already: a claim confirmed by ``AssumedClaims``).
+    change already: a claim confirmed by ``AssumedClaims``) or
+    ``change.left_to_poller`` (a batch of tracker reports: the worker
+    reads it at its next poll, within ``[scheduler] refresh_interval``,
+    as every other worker does; with reports flowing all the time, a
+    decision that waited for each batch read the feed on the request path
+    every time, doc/source/performance.rst). A view that is stale by one
+    poll costs a retry at most: a refusal is re-checked after a forced
+    refresh, and the claim re-checks capacity in SQL.
     """
     with db.writer() as session:
         change = Change(session, db.legacy_change_counter)
         yield change
         change._stamp()
-    if change.recorded and not change.applied_in_memory:
+    if change.recorded and not (change.applied_in_memory
+                                or change.left_to_poller):
         db.count_local_write()

@@ -142,6 +142,7 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
             changed = _record_all(db, change.session, todo,
                                   ratio_defaults, now)
             change.providers(changed)
+            change.left_to_poller = True
             return len(changed), skipped
     except db_exc.DBDuplicateEntry:
         raise db_exc.RetryRequest(db_exc.DBDuplicateEntry())

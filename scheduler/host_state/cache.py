@@ -14,9 +14,10 @@ retry (the claim re-checks capacity in SQL), never an overcommit. Before
 answering NoValidHost the driver forces a refresh, so staleness never
 causes a false one. This worker's own writes are never stale: its claims
 are applied in memory (``AssumedClaims``), and after any other write it
-committed (``Database.local_writes``: a report, an aggregate, a release)
-its next decision refreshes first. 0 refreshes before every decision (one
-round trip per decision).
+committed (``Database.local_writes``: an aggregate, a release) its next
+decision refreshes first; a tracker report it wrote waits for the
+next poll, as other workers' do (``changes.write``). 0 refreshes before
+every decision (one round trip per decision).
 
 Database reads happen outside ``cache.lock``; only applying the rows takes
 it, so decisions never wait for the database. Callers hold ``cache.lock``
