@@ -174,3 +174,40 @@ def test_policy_file_change_takes_effect_after_the_check_interval(
     clock[0] += policy.RELOAD_CHECK_SECONDS
     error = _forbidden(manager.build_failed, SERVICE, 'h1')
     assert error.kwargs['check'] == '!'
+
+
+def test_a_verdict_is_remembered_per_caller_until_the_next_look(
+        conf, db, tmp_path, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(policy.time, 'monotonic', lambda: clock[0])
+    enforcer = policy.new_enforcer(conf)
+    checks = []
+    real_authorize = enforcer.authorize
+
+    def counting_authorize(*args, **kwargs):
+        checks.append(args[0])
+        return real_authorize(*args, **kwargs)
+
+    monkeypatch.setattr(enforcer, 'authorize', counting_authorize)
+    rule = policy.PREFIX + 'select_destinations'
+    for _ in range(3):
+        assert enforcer.allows(rule, SERVICE)
+    assert checks == [rule]
+    # other credentials get their own verdict, not the service's
+    stranger = sched_context.RequestContext(project_id='p', user_id='u',
+                                      roles=['member'])
+    assert not enforcer.allows(rule, stranger)
+    assert not enforcer.allows(rule, stranger)
+    assert len(checks) == 2
+    # the next look at the policy files forgets them
+    clock[0] += policy.RELOAD_CHECK_SECONDS
+    assert enforcer.allows(rule, SERVICE)
+    assert len(checks) == 3
+
+
+def test_a_caller_without_policy_values_is_checked_every_time(conf):
+    enforcer = policy.new_enforcer(conf)
+    rule = policy.PREFIX + 'select_destinations'
+    creds = {'roles': ['service'], 'project_id': 'p', 'user_id': 'u'}
+    assert enforcer.allows(rule, creds)
+    assert not enforcer.allows(rule, dict(creds, roles=['member']))
