@@ -52,8 +52,15 @@ class Servers:
             server.wait()
 
 
-def get_server(conf, transport, endpoints):
-    """The worker's RPC servers (threading executor) on both topics.
+#: what a worker serves: both topics, decisions only, reports only
+SERVES_ALL = 'all'
+SERVES_DECISIONS = 'decisions'
+SERVES_REPORTS = 'reports'
+
+
+def get_server(conf, transport, endpoints, serves=SERVES_ALL):
+    """The worker's RPC servers (threading executor): on both topics, or
+    on one of them (``serves``, see ``[DEFAULT] report_workers``).
 
     The server name is ``[DEFAULT] host``; calls without a server go to
     whichever worker of any scheduler takes them from the shared queue.
@@ -64,11 +71,14 @@ def get_server(conf, transport, endpoints):
     report_topic = sched_conf.scheduler.report_topic(conf)
     sched_conf.limits.register_opts(conf)
     inbound.install(conf.limits.max_message_bytes)
-    return Servers([
-        _server(conf, transport, conf.scheduler.topic, endpoints,
-                rpc_server.RPCServer),
-        _server(conf, transport, report_topic, endpoints,
-                report_server.ReportServer)])
+    servers = []
+    if serves in (SERVES_ALL, SERVES_DECISIONS):
+        servers.append(_server(conf, transport, conf.scheduler.topic,
+                               endpoints, rpc_server.RPCServer))
+    if serves in (SERVES_ALL, SERVES_REPORTS):
+        servers.append(_server(conf, transport, report_topic, endpoints,
+                               report_server.ReportServer))
+    return Servers(servers)
 
 
 def _server(conf, transport, topic, endpoints, server_cls):

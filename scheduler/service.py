@@ -7,8 +7,9 @@ retrying ``[DEFAULT] startup_retries`` times. Each failure is one
 ``SchedulerException`` the command turns into one line on stderr and exit
 status 2.
 
-``Launcher`` then runs ``[DEFAULT] workers`` worker processes under
-cotyledon, the process manager of oslo.service's threading backend:
+``Launcher`` then runs ``[DEFAULT] workers`` worker processes (and
+``[DEFAULT] report_workers`` that serve only tracker reports, if set)
+under cotyledon, the process manager of oslo.service's threading backend:
 
 * a worker that dies is restarted, with a doubling delay while it keeps
   dying soon after its start (a worker that cannot start does not spin);
@@ -191,10 +192,13 @@ class Worker(cotyledon.Service):
     """
 
     name = 'scheduler-worker'
+    #: the topics it serves (``scheduler.rpc.SERVES_*``)
+    serves = rpc.SERVES_ALL
 
-    def __init__(self, worker_id, conf):
+    def __init__(self, worker_id, conf, serves=None):
         super().__init__(worker_id)
         self.conf = conf
+        self.serves = serves or self.serves
         self.index = worker_id
         self.endpoint = self.transport = self.server = None
         enable_reports()
@@ -202,15 +206,21 @@ class Worker(cotyledon.Service):
     def run(self):
         log_filters.expected_database_faults()
         self.endpoint = manager.SchedulerManager(self.conf)
-        self.endpoint.host_cache.refresh(force=True)
+        if self.serves != rpc.SERVES_REPORTS:
+            self.endpoint.host_cache.refresh(force=True)
         self.transport = rpc.get_transport(self.conf)
         self.server = rpc.get_server(self.conf, self.transport,
-                                     [self.endpoint])
+                                     [self.endpoint], serves=self.serves)
         self.server.start()
         worker_reporting.start(self.conf, self.endpoint, self.index)
-        LOG.info('Worker %d (pid %d) serving topic %s with %d hosts',
-                 self.index, os.getpid(), self.conf.scheduler.topic,
-                 self.endpoint.host_cache.table.size)
+        if self.serves == rpc.SERVES_REPORTS:
+            LOG.info('Report worker %d (pid %d) serving topic %s',
+                     self.index, os.getpid(),
+                     sched_conf.scheduler.report_topic(self.conf))
+        else:
+            LOG.info('Worker %d (pid %d) serving topic %s with %d hosts',
+                     self.index, os.getpid(), self.conf.scheduler.topic,
+                     self.endpoint.host_cache.table.size)
 
     def terminate(self):
         LOG.info('Worker %d stopping; finishing in-flight requests',
@@ -229,6 +239,19 @@ class Worker(cotyledon.Service):
         if self.transport is not None:
             _bounded(self.transport.cleanup, 5)
         LOG.info('Worker %d stopped', self.index)
+
+
+class ReportWorker(Worker):
+    """A worker that serves only the report topic (``[DEFAULT]
+    report_workers``): it writes tracker reports and keeps no host table.
+    Its index follows the decision workers' (heartbeat, metrics port)."""
+
+    name = 'scheduler-report-worker'
+    serves = rpc.SERVES_REPORTS
+
+    def __init__(self, worker_id, conf):
+        super().__init__(worker_id, conf)
+        self.index = conf.workers + worker_id
 
 
 def _bounded(fn, timeout):
@@ -260,11 +283,16 @@ class Launcher:
         enable_reports()
         manager_ = cotyledon.ServiceManager(
             graceful_shutdown_timeout=self.conf.graceful_shutdown_timeout + 5)
-        manager_.add(Worker, workers=self.conf.workers, args=(self.conf,))
+        reporters = self.conf.report_workers
+        manager_.add(Worker, workers=self.conf.workers, args=(
+            self.conf, rpc.SERVES_DECISIONS if reporters else None))
+        if reporters:
+            manager_.add(ReportWorker, workers=reporters, args=(self.conf,))
         manager_.register_hooks(on_reload=self._on_reload,
                                 on_new_worker=self._on_new_worker,
                                 on_dead_worker=self._on_dead_worker)
-        LOG.info('scheduler-server starting %d workers', self.conf.workers)
+        LOG.info('scheduler-server starting %d workers%s', self.conf.workers,
+                 ' and %d report workers' % reporters if reporters else '')
         manager_.run()
         return 0
 
@@ -279,10 +307,11 @@ class Launcher:
                       'previous configuration')
 
     def _on_new_worker(self, service_id, worker_id, service):
-        self.started[worker_id] = time.monotonic()
+        self.started[service_id, worker_id] = time.monotonic()
 
     def _on_dead_worker(self, service_id, worker_id, exit_code):
-        lived = time.monotonic() - self.started.get(worker_id, 0)
+        lived = time.monotonic() - self.started.get((service_id, worker_id),
+                                                    0)
         if exit_code == 0:   # a graceful stop (SIGHUP): restart at once
             LOG.info('Worker %d exited; restarting it', worker_id)
             return

@@ -30,7 +30,11 @@ class SchedulerServer:
     def __init__(self, values, workdir):
         self.values = values
         self.workers = int(values['DEFAULT']['workers'])
+        self.report_workers = int(values['DEFAULT'].get('report_workers',
+                                                        0))
         self.topic = values['scheduler']['topic']
+        self.report_topic = (values['scheduler'].get('report_topic')
+                             or self.topic + '_reports')
         os.makedirs(workdir, exist_ok=True)
         self.log_path = os.path.join(workdir, 'server.log')
         values = settings.merged(values,
@@ -57,7 +61,9 @@ class SchedulerServer:
                 self.stop()
                 raise ServerError('scheduler-server failed to start:\n%s'
                                   % self.log_tail())
-            if self.consumers() >= self.workers:
+            if (self.consumers() >= self.workers and (
+                    not self.report_workers or self.consumers(
+                        self.report_topic) >= self.report_workers)):
                 self.started_in = time.monotonic() - started
                 return self.started_in
             time.sleep(0.2)
@@ -66,14 +72,15 @@ class SchedulerServer:
                           '%ds:\n%s' % (self.workers, timeout,
                                         self.log_tail()))
 
-    def consumers(self):
-        """How many consumers the topic queue has (0 if none yet)."""
+    def consumers(self, queue=None):
+        """How many consumers the topic queue (or ``queue``) has (0 if
+        none yet)."""
         with kombu.Connection(settings.BROKER_URL,
                               connect_timeout=5) as connection:
             channel = connection.channel()
             try:
-                _, _, count = channel.queue_declare(queue=self.topic,
-                                                    passive=True)
+                _, _, count = channel.queue_declare(
+                    queue=queue or self.topic, passive=True)
                 return count
             except Exception:  # the queue does not exist yet
                 return 0

@@ -8,6 +8,12 @@ its starting usage, so most reports are real changes the workers must
 learn of). While the reports flow, one conductor measures latency, then
 16 conductors measure throughput.
 
+The same run is then repeated with one report worker beside the two
+(``[DEFAULT] report_workers = 1``: reports in a process of their own, so
+decisions no longer share an interpreter lock with report threads). The
+targets are judged on the two workers alone; the report-worker layout is
+printed beside them.
+
 Reports absorbed are counted as in ``churn`` (the sum of the hosts'
 stored ``bench_beat``: a report written, or superseded by a newer one of
 its host before being written). Overcommit is audited in the database
@@ -45,7 +51,20 @@ TARGETS = (
     report.Target('steady: placements/s with 16 conductors',
                   ('throughput', 'placements_per_s'), '>=', 300, '/s'),
     report.Target('overcommitted inventories', ('overcommitted',), '==', 0),
+    report.Target('steady, 1 report worker beside: one conductor p50',
+                  ('report_worker', 'latency', 'latency', 'p50'), '<=', 6,
+                  ' ms'),
+    report.Target('steady, 1 report worker beside: one conductor p99',
+                  ('report_worker', 'latency', 'latency', 'p99'), '<=', 20,
+                  ' ms'),
+    report.Target('steady, 1 report worker beside: placements/s, 16 '
+                  'conductors', ('report_worker', 'throughput',
+                                 'placements_per_s'), '>=', 300, '/s'),
 )
+
+#: (result key, server options): the layouts measured, the targets' first
+LAYOUTS = ((None, None),
+           ('report_worker', {'DEFAULT': {'report_workers': 1}}))
 
 
 def _stats(index, beat, rng):
@@ -110,54 +129,77 @@ def _measure(options, dep, server, threads, seconds, seed):
         duration=seconds, max_requests=options.requests or 0)))
 
 
-def run(options):
-    hosts = options.size(HOSTS, HOSTS)
+def _layout(options, dep, hosts, extra):
+    """One run of trackers and conductors against a new server."""
     latency_s = options.pick(LATENCY_S, QUICK_S)
     throughput_s = options.pick(THROUGHPUT_S, QUICK_S)
+    result = {}
+    with dep.server(2, extra) as server:
+        duration = latency_s + throughput_s + 10.0
+        with conductors.ProcessGroup(_trackers_main, [(
+                dep.client(server), hosts, duration)]) as trackers:
+            trackers.wait_ready()
+            before = churn._absorbed(dep.db)
+            start_at = trackers.go()
+            # let the reports flow for a few seconds first
+            time.sleep(max(0.0, start_at + 3.0 - time.time()))
+            result['latency'] = _measure(options, dep, server, 1,
+                                         latency_s, options.seed)
+            result['throughput'] = _measure(
+                options, dep, server, CONDUCTORS, throughput_s,
+                options.seed + 1)
+            absorbed = churn._absorbed(dep.db) - before
+            elapsed = time.time() - start_at
+            sent = trackers.results(duration + 120)
+        result['conflicts'] = server.claim_conflicts()
+    result['reports_sent'] = sum(s['sent'] for s in sent)
+    result['reports_absorbed_per_s'] = round(absorbed / elapsed, 1)
+    return result
+
+
+def run(options):
+    hosts = options.size(HOSTS, HOSTS)
     result = {'scenario': NAME, 'hosts': hosts, 'workers': 2,
               'reports_per_s_offered': round(hosts / PERIOD, 1)}
     with Deployment(options, hosts, used=USED, label='steady') as dep:
-        with dep.server(2) as server:
-            duration = latency_s + throughput_s + 10.0
-            with conductors.ProcessGroup(_trackers_main, [(
-                    dep.client(server), hosts, duration)]) as trackers:
-                trackers.wait_ready()
-                before = churn._absorbed(dep.db)
-                start_at = trackers.go()
-                # let the reports flow for a few seconds first
-                time.sleep(max(0.0, start_at + 3.0 - time.time()))
-                result['latency'] = _measure(options, dep, server, 1,
-                                             latency_s, options.seed)
-                result['throughput'] = _measure(
-                    options, dep, server, CONDUCTORS, throughput_s,
-                    options.seed + 1)
-                absorbed = churn._absorbed(dep.db) - before
-                elapsed = time.time() - start_at
-                sent = trackers.results(duration + 120)
-            result['conflicts'] = server.claim_conflicts()
-        result['reports_sent'] = sum(s['sent'] for s in sent)
-        result['reports_absorbed_per_s'] = round(absorbed / elapsed, 1)
+        for key, extra in LAYOUTS:
+            measured = _layout(options, dep, hosts, extra)
+            if key is None:
+                result.update(measured)
+            else:
+                result[key] = measured
         result['overcommitted'] = dep.audit()['overcommitted']
     return result
 
 
+_LAYOUT_NAMES = {None: '2 workers',
+                 'report_worker': '2 workers + 1 report worker'}
+
+
 def render(result):
-    lat, thr = result['latency'], result['throughput']
+    phases, absorbed = [], []
+    for key, _ in LAYOUTS:
+        measured = result if key is None else result.get(key)
+        if measured is None:
+            continue
+        name = _LAYOUT_NAMES[key]
+        for label, series in (('1 conductor', measured['latency']),
+                              ('%d conductors' % CONDUCTORS,
+                               measured['throughput'])):
+            lat = series['latency']
+            phases.append([name, label, series['placements_per_s'],
+                           lat['p50'], lat['p90'], lat['p99'], lat['max'],
+                           series['errors']])
+        absorbed.append([name, result['hosts'],
+                         result['reports_per_s_offered'],
+                         measured['reports_absorbed_per_s'],
+                         measured['reports_sent'], measured['conflicts']])
     return report.table(
-        ['phase', 'placements/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms',
-         'errors'],
-        [['1 conductor', lat['placements_per_s'], lat['latency']['p50'],
-          lat['latency']['p90'], lat['latency']['p99'],
-          lat['latency']['max'], lat['errors']],
-         ['%d conductors' % CONDUCTORS, thr['placements_per_s'],
-          thr['latency']['p50'], thr['latency']['p90'],
-          thr['latency']['p99'], thr['latency']['max'], thr['errors']]]) + \
-        '\n' + report.table(
-            ['hosts', 'reports/s offered', 'absorbed/s', 'sent',
-             'claim conflicts', 'overcommit'],
-            [[result['hosts'], result['reports_per_s_offered'],
-              result['reports_absorbed_per_s'], result['reports_sent'],
-              result['conflicts'], result['overcommitted']]])
+        ['layout', 'phase', 'placements/s', 'p50 ms', 'p90 ms', 'p99 ms',
+         'max ms', 'errors'], phases) + '\n' + report.table(
+            ['layout', 'hosts', 'reports/s offered', 'absorbed/s', 'sent',
+             'claim conflicts'], absorbed) + \
+        '\novercommitted inventories: %s' % result['overcommitted']
 
 
 def draw(pyplot, result):

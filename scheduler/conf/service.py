@@ -17,6 +17,18 @@ service_opts = [
                     'starts. Every worker consumes the same RPC topic and '
                     'they never hand out the same capacity twice, so this '
                     'may be raised freely up to the number of cores.'),
+    cfg.IntOpt('report_workers',
+               default=0, min=0,
+               help='Number of extra worker processes that serve only the '
+                    'report topic (tracker reports: update_resource_stats '
+                    'and instance info); the "workers" then serve only the '
+                    'scheduler topic (select_destinations and the other '
+                    'calls). 0: every worker serves both. With trackers '
+                    'reporting all the time, a decision otherwise shares '
+                    'its process and interpreter lock with the report '
+                    'threads; report workers keep decisions fast (see '
+                    'doc/source/performance.rst). A report worker keeps no '
+                    'host table, so it needs little memory.'),
     cfg.IntOpt('graceful_shutdown_timeout',
                default=60, min=0,
                help='Seconds a worker waits for in-flight requests to '

@@ -95,6 +95,9 @@ class SchedulerServer:
         }
         for section, values in (options or {}).items():
             sections.setdefault(section, {}).update(values)
+        # every process that logs a 'serving topic' line once up
+        self.serving = workers + int(
+            sections['DEFAULT'].get('report_workers', 0))
         self.config_path.write_text(_ini(sections))
 
     # -- the daemon -----------------------------------------------------
@@ -159,17 +162,17 @@ class SchedulerServer:
         deadline = time.monotonic() + timeout
         while True:
             ready = self.count_in_log(READY_LINE)
-            if ready >= self.workers:
+            if ready >= self.serving:
                 return self
             if self.process.poll() is not None:
                 pytest.fail('scheduler-server exited with %d before it was '
                             'ready (%d/%d workers serving)\n%s' % (
                                 self.process.returncode, ready,
-                                self.workers, self.tail()), pytrace=False)
+                                self.serving, self.tail()), pytrace=False)
             if time.monotonic() > deadline:
                 pytest.fail('scheduler-server not ready after %ds (%d/%d '
                             'workers serving)\n%s' % (
-                                timeout, ready, self.workers, self.tail()),
+                                timeout, ready, self.serving, self.tail()),
                             pytrace=False)
             time.sleep(0.1)
 

@@ -43,7 +43,7 @@ def test_a_worker_dying_young_is_restarted_with_backoff(conf):
     launcher._on_dead_worker('svc', 0, 0)
     assert len(slept) == 8
     # a worker that lived long enough resets the back-off
-    launcher.started[0] -= service._HEALTHY_AFTER
+    launcher.started['svc', 0] -= service._HEALTHY_AFTER
     launcher._on_dead_worker('svc', 0, 1)
     launcher._on_new_worker('svc', 0, None)
     launcher._on_dead_worker('svc', 0, 1)
@@ -66,3 +66,49 @@ def test_sighup_keeps_the_configuration_when_the_files_are_bad(tmp_path,
     path.write_text('[DEFAULT]\nworkers = 4\n')
     launcher._on_reload()
     assert conf.workers == 4
+
+
+@pytest.mark.parametrize('reporters, services', [
+    (0, [('Worker', 2, 'all')]),
+    (1, [('Worker', 2, 'decisions'), ('ReportWorker', 1, 'reports')]),
+])
+def test_report_workers_get_a_service_of_their_own(conf, monkeypatch,
+                                                   reporters, services):
+    added = []
+
+    class _Manager:
+        def __init__(self, **kwargs):
+            pass
+
+        def add(self, cls, workers, args):
+            serves = cls(0, *args).serves
+            added.append((cls.__name__, workers, serves))
+
+        def register_hooks(self, **hooks):
+            pass
+
+        def run(self):
+            pass
+
+    monkeypatch.setattr(service.cotyledon, 'ServiceManager', _Manager)
+    monkeypatch.setattr(service, 'enable_reports', lambda: None)
+    conf.set_override('workers', 2)
+    conf.set_override('report_workers', reporters)
+    assert service.Launcher(conf).run() == 0
+    assert added == services
+
+
+def test_a_report_worker_numbers_itself_after_the_decision_workers(conf):
+    conf.set_override('workers', 3)
+    assert service.ReportWorker(1, conf).index == 4
+
+
+def test_worker_rpc_servers_by_what_they_serve(conf, transport):
+    from scheduler import rpc
+    topic = conf.scheduler.topic
+    report_topic = sched_conf.scheduler.report_topic(conf)
+    for serves, topics in ((rpc.SERVES_ALL, [topic, report_topic]),
+                           (rpc.SERVES_DECISIONS, [topic]),
+                           (rpc.SERVES_REPORTS, [report_topic])):
+        servers = rpc.get_server(conf, transport, [object()], serves=serves)
+        assert [s._target.topic for s in servers.servers] == topics
