@@ -148,8 +148,13 @@ def test_unconfirmed_claims_are_reclaimed_after_grace_period(scheduler):
                       'the unconfirmed claim to be released')
     assert len(rows(running)) == len(db_state.resources_of(TINY))
     assert all(r['confirmed_at'] for r in rows(running))
-    assert server.count_in_log('Released %d stale allocation rows on '
-                               'grace-0' % len(db_state.resources_of(TINY)))
+    # released by that sync, or a moment before it by a worker's claim
+    # sweeper (same grace period; a busy machine can delay the sync)
+    released = len(db_state.resources_of(TINY))
+    assert (server.count_in_log('Released %d stale allocation rows on '
+                                'grace-0' % released)
+            or server.count_in_log('Released %d claim rows unconfirmed for '
+                                   '%ds' % (released, GRACE_PERIOD)))
     _assert_no_overcommit(server)
 
 
