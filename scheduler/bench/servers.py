@@ -4,21 +4,27 @@
 ``workdir/server.conf`` and runs ``python -m scheduler.cmd.server`` on it,
 logging to ``workdir/server.log``. ``start()`` returns once every worker
 consumes the topic queue (asked of RabbitMQ, so it holds whatever the
-workers log); ``stop()`` sends SIGTERM and waits. The log tells how many
-claim conflicts the workers met; ``/proc`` tells their memory.
+workers log); ``stop()`` sends SIGTERM and waits. The workers' own
+Prometheus endpoints (``[prometheus] port``, on free ports picked here)
+tell how many claim conflicts they met (``claim_conflicts()``, read
+before ``stop()``); ``/proc`` tells their memory.
 """
 
 import os
+import random
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 import kombu
+from prometheus_client import parser as prometheus_parser
 
 from scheduler.bench import settings
 
-CONFLICT_MARK = 'Claim conflict'
+CONFLICTS_METRIC = 'scheduler_claim_conflicts'
 
 
 class ServerError(RuntimeError):
@@ -37,8 +43,10 @@ class SchedulerServer:
                              or self.topic + '_reports')
         os.makedirs(workdir, exist_ok=True)
         self.log_path = os.path.join(workdir, 'server.log')
-        values = settings.merged(values,
-                                 {'DEFAULT': {'log_file': self.log_path}})
+        self.metrics_port = free_ports(self.workers + self.report_workers)
+        values = settings.merged(values, {
+            'DEFAULT': {'log_file': self.log_path},
+            'prometheus': {'port': self.metrics_port}})
         self.config_path = settings.write_config(
             os.path.join(workdir, 'server.conf'), values)
         self.process = None
@@ -116,7 +124,24 @@ class SchedulerServer:
             return 0
 
     def claim_conflicts(self):
-        return self.log_count(CONFLICT_MARK)
+        """Claim conflicts the decision workers counted, from their
+        metrics endpoints (worker N on ``metrics_port + N``)."""
+        total = 0
+        for worker in range(self.workers):
+            url = 'http://127.0.0.1:%d/metrics' % (self.metrics_port + worker)
+            try:
+                with urllib.request.urlopen(url, timeout=10) as response:
+                    text = response.read().decode()
+            except OSError as exc:
+                raise ServerError('no metrics from worker %d (%s): %s' % (
+                    worker, url, exc))
+            total += sum(
+                sample.value
+                for family in prometheus_parser.text_string_to_metric_families(
+                    text) if family.name == CONFLICTS_METRIC
+                for sample in family.samples
+                if sample.name == CONFLICTS_METRIC + '_total')
+        return int(total)
 
     def log_tail(self, lines=20):
         text = []
@@ -133,6 +158,25 @@ class SchedulerServer:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def free_ports(count, attempts=50):
+    """The first of ``count`` consecutive TCP ports free on 127.0.0.1."""
+    for _ in range(attempts):
+        first = random.randrange(20000, 60000 - count)
+        sockets = []
+        try:
+            for port in range(first, first + count):
+                sock = socket.socket()
+                sockets.append(sock)
+                sock.bind(('127.0.0.1', port))
+            return first
+        except OSError:
+            continue
+        finally:
+            for sock in sockets:
+                sock.close()
+    raise ServerError('no %d consecutive free ports' % count)
 
 
 def forget_topic(topic):

@@ -1,0 +1,41 @@
+"""The bench reads claim conflicts from the workers' own metrics endpoints
+(the product's Prometheus text), not from their logs."""
+
+from scheduler import metrics
+from scheduler import metrics_endpoint
+from scheduler.bench import servers
+from scheduler.bench import settings
+
+
+def test_claim_conflicts_are_summed_over_the_workers_endpoints(conf,
+                                                                tmp_path):
+    values = settings.base_values('sqlite://', workers=2)
+    server = servers.SchedulerServer(values, str(tmp_path))
+    conf.set_override('port', server.metrics_port, 'prometheus')
+    endpoints = []
+    try:
+        for worker, conflicts in enumerate((3, 4)):
+            recorder = metrics.DecisionRecorder()
+            recorder.decision({'claim': 0.001}, 1, conflicts=conflicts)
+            endpoints.append(metrics_endpoint.serve(conf, recorder, worker))
+        assert server.claim_conflicts() == 7
+    finally:
+        for endpoint in endpoints:
+            endpoint.shutdown()
+            endpoint.server_close()
+
+
+def test_a_silent_worker_endpoint_is_an_error(tmp_path):
+    values = settings.base_values('sqlite://', workers=1)
+    server = servers.SchedulerServer(values, str(tmp_path))
+    try:
+        server.claim_conflicts()
+    except servers.ServerError as exc:
+        assert 'no metrics from worker 0' in str(exc)
+    else:
+        raise AssertionError('no error without an endpoint')
+
+
+def test_free_ports_are_free_and_consecutive():
+    first = servers.free_ports(3)
+    assert 20000 <= first < 60000
