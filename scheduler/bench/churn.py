@@ -112,15 +112,16 @@ def _tracker_thread(client, ctxt, mine, rate, duration, start_at, outcome):
     outcome.append((sent, time.monotonic() - started, behind))
 
 
-def _absorbed(db):
-    """Reports absorbed so far: the sum of the hosts' stored beats."""
+def _absorbed(db, floor=0):
+    """Reports absorbed so far: the sum of the hosts' stored beats, each
+    counted above ``floor`` (the last beat of an earlier run)."""
     total = 0
     with db.engine.connect() as conn:
         for (attributes,) in conn.execute(
                 sa.select(models.providers.c.attributes)):
             beat = (json.loads(attributes or '{}').get('stats') or {}).get(
                 'bench_beat')
-            total += int(beat) if beat else 0
+            total += max(0, int(beat) - floor) if beat else 0
     return total
 
 

@@ -141,7 +141,7 @@ def _layout(options, dep, hosts, extra, first_beat):
                 dep.client(server), hosts, duration,
                 first_beat)]) as trackers:
             trackers.wait_ready()
-            before = churn._absorbed(dep.db)
+            before = churn._absorbed(dep.db, first_beat - 1)
             start_at = trackers.go()
             # let the reports flow for a few seconds first
             time.sleep(max(0.0, start_at + 3.0 - time.time()))
@@ -150,7 +150,7 @@ def _layout(options, dep, hosts, extra, first_beat):
             result['throughput'] = _measure(
                 options, dep, server, CONDUCTORS, throughput_s,
                 options.seed + 1)
-            absorbed = churn._absorbed(dep.db) - before
+            absorbed = churn._absorbed(dep.db, first_beat - 1) - before
             elapsed = time.time() - start_at
             sent = trackers.results(duration + 120)
         result['conflicts'] = server.claim_conflicts()

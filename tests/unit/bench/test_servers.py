@@ -1,5 +1,6 @@
-"""The bench reads claim conflicts from the workers' own metrics endpoints
-(the product's Prometheus text), not from their logs."""
+"""The bench's own accounting: claim conflicts read from the workers'
+metrics endpoints (the product's Prometheus text, not their logs), and
+reports absorbed counted per run."""
 
 from scheduler import metrics
 from scheduler import metrics_endpoint
@@ -39,3 +40,14 @@ def test_a_silent_worker_endpoint_is_an_error(tmp_path):
 def test_free_ports_are_free_and_consecutive():
     first = servers.free_ports(3)
     assert 20000 <= first < 60000
+
+
+def test_absorbed_counts_only_beats_above_an_earlier_runs(db):
+    from scheduler.bench import churn
+    from tests.unit import fakes
+    fakes.report(db, 'a', stats={'bench_beat': '1'})
+    fakes.report(db, 'b', stats={'bench_beat': '1003'})
+    fakes.report(db, 'c')
+    assert churn._absorbed(db) == 1004
+    # a second run's beats start at 1001: 'b' absorbed 3 of them
+    assert churn._absorbed(db, 1000) == 3
