@@ -241,11 +241,14 @@ def _lock_group(session, group):
         sa.update(GROUPS).where(GROUPS.c.uuid == group.group_uuid)
         .values(generation=GROUPS.c.generation + 1)).rowcount
     if not locked:
+        # no savepoint: a worker that loses the race starts the whole
+        # transaction over anyway, and MariaDB may answer two concurrent
+        # inserts of one key with a deadlock that rolls back the whole
+        # transaction, savepoint included (ROLLBACK TO SAVEPOINT then
+        # failed with 1305 and hid the retryable deadlock)
         try:
-            with session.begin_nested():
-                session.execute(sa.insert(GROUPS).values(
-                    uuid=group.group_uuid, policy=group.policy,
-                    generation=0))
+            session.execute(sa.insert(GROUPS).values(
+                uuid=group.group_uuid, policy=group.policy, generation=0))
         except db_exc.DBDuplicateEntry:
             # another worker created it first: start over and lock it
             raise db_exc.RetryRequest(exception.ClaimConflict(

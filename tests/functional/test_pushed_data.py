@@ -17,6 +17,7 @@ import oslo_messaging
 import pytest
 
 from scheduler import exception
+from tests.functional import databases
 from tests.functional import db_state
 from tests.functional import workload
 
@@ -65,8 +66,8 @@ def _members_per_host(server, group_uuid):
             .group_by(gm.c.host)).all()))
 
 
-@pytest.mark.parametrize('backend', ['postgresql'])
-def test_group_policies_hold_with_four_racing_workers(scheduler,
+@pytest.mark.parametrize('backend', databases.BACKENDS)
+def test_group_policies_hold_with_four_racing_workers(scheduler, backend,
                                                       summary_line):
     server = scheduler(workers=4, options={'filter_scheduler': {
         'enabled_filters': GROUP_FILTERS, 'host_subset_size': 10}})
@@ -88,11 +89,11 @@ def test_group_policies_hold_with_four_racing_workers(scheduler,
 
     assert not db_state.overcommit(db_state.read_state(server.engine))
     conflicts = server.count_in_log('Claim conflict')
-    summary_line('server groups[postgresql]: 4 workers, 20 concurrent '
+    summary_line('server groups[%s]: 4 workers, 20 concurrent '
                  'anti-affinity boots on 10 hosts -> %d placed on %d hosts, '
                  '%d NoValidHost; 20 affinity boots -> all on %s; '
                  '%d claim/group conflicts' % (
-                     len(placed), len(set(placed)), refused,
+                     backend, len(placed), len(set(placed)), refused,
                      hosts[0], conflicts))
 
 
