@@ -14,6 +14,7 @@ import pytest
 from oslo_utils import uuidutils
 
 from scheduler import exception
+from tests.functional import databases
 from tests.functional import db_state
 from tests.functional import workload
 
@@ -29,7 +30,7 @@ SMALL = {'vcpus': 2, 'memory_mb': 4096, 'local_gb': 40,
 FULL = {'name': 'full', 'vcpus': 2, 'memory_mb': 4096, 'root_gb': 40}
 TINY = workload.FLAVORS[0]
 
-pytestmark = pytest.mark.parametrize('backend', ['postgresql', 'sqlite'])
+pytestmark = pytest.mark.parametrize('backend', databases.BACKENDS)
 
 
 def _uuids(count):
