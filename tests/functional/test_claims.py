@@ -159,12 +159,6 @@ def test_unconfirmed_claims_are_reclaimed_after_grace_period(scheduler):
     _assert_no_overcommit(server)
 
 
-# how long a stored report may take to reach every worker's decisions:
-# one poll ([scheduler] refresh_interval, 0.1 s here) with room for a
-# busy CI machine
-POLL_BOUND = 2.0
-
-
 def test_report_is_seen_by_every_worker_within_a_poll(scheduler):
     """A tracker report reaches every worker's decisions with its next
     poll, the worker that stored it included (reports flow all the time;
@@ -197,13 +191,13 @@ def test_report_is_seen_by_every_worker_within_a_poll(scheduler):
     # ... until its tracker reports it disabled, through one worker
     workload.push_hosts(server, [('vis-0', dict(big, disabled=True))])
     db_state.wait_for(disabled, 30, 'vis-0 to be stored as disabled')
-    time.sleep(POLL_BOUND)
+    time.sleep(workload.POLL_BOUND)
     placed = hosts(20)
     assert 'vis-0' not in placed, placed
 
     workload.push_hosts(server, [('vis-0', dict(big, disabled=False))])
     db_state.wait_for(lambda: not disabled(), 30,
                       'vis-0 to be stored as enabled')
-    time.sleep(POLL_BOUND)
+    time.sleep(workload.POLL_BOUND)
     assert hosts(4) == ['vis-0'] * 4
     _assert_no_overcommit(server)

@@ -56,14 +56,21 @@ def host_reports(count, disabled=(), prefix='host'):
     return reports
 
 
+# a stored report reaches every worker's decisions with its next poll
+# ([scheduler] refresh_interval, 0.1 s): ten of them, for a busy machine
+POLL_BOUND = 1.0
+
+
 def push_hosts(server, reports, timeout=60):
-    """Push ``reports`` from a tracker process; wait until all are stored."""
+    """Push ``reports`` from a tracker process; wait until all are stored
+    and every worker has polled them (``POLL_BOUND``)."""
     tracker.push_stats(server, reports)
     expected = len({name if isinstance(name, str) else tuple(name)
                     for name, _ in reports})
     db_state.wait_for(
         lambda: db_state.provider_count(server.engine) >= expected,
         timeout, '%d hosts in the scheduler database' % expected)
+    time.sleep(POLL_BOUND)
 
 
 def legacy_spec(flavor, instance_uuids, availability_zone=None):
