@@ -10,14 +10,14 @@ import oslo_messaging
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import exception
-from scheduler import names
+from scheduler.model import names
 from scheduler import objects
-from scheduler import policy
-from scheduler import resource_groups
-from scheduler import validation
-from scheduler import worker
+from scheduler.rpc import policy
+from scheduler.model import resource_groups
+from scheduler.rpc import validation
+from scheduler.service import composition
 from scheduler.objects import nova_compat
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import instances as db_instances
@@ -46,12 +46,13 @@ class SchedulerManager:
     target = oslo_messaging.Target(version='1.3')
 
     def __init__(self, conf, db=None, parts=None):
-        """``parts``: the worker's collaborators (``scheduler.worker``),
-        built from ``conf`` (and ``db``) when not given. Tracker reports go
-        through ``report_writer``: call its ``flush()`` to wait until they
-        are written."""
+        """``parts``: the worker's collaborators
+        (``scheduler.service.composition``), built from ``conf`` (and
+        ``db``) when not given. Tracker reports go through
+        ``report_writer``: call its ``flush()`` to wait until they are
+        written."""
         self.conf = conf
-        parts = parts or worker.build(conf, db)
+        parts = parts or composition.build(conf, db)
         self.db = parts.db
         self.ratio_defaults = parts.ratio_defaults
         self.recorder = parts.recorder

@@ -29,12 +29,12 @@ from oslo_utils import uuidutils
 
 from scheduler import conf as sched_conf
 from scheduler import exception
-from scheduler import names
+from scheduler.model import names
 from scheduler import objects
-from scheduler import resource_groups
+from scheduler.model import resource_groups
 from scheduler.objects import nova_compat
-from scheduler import rpc
-from scheduler import rpcapi
+from scheduler.rpc import messaging
+from scheduler.client import rpcapi
 
 
 class SchedulerClient:
@@ -43,7 +43,7 @@ class SchedulerClient:
         sched_conf.register_all(conf)
         self.conf = conf
         self._owns_transport = transport is None
-        self.transport = transport or rpc.get_transport(conf)
+        self.transport = transport or messaging.get_transport(conf)
         self.api = rpcapi.SchedulerAPI(conf, self.transport)
 
     def select_destinations(self, ctxt, spec, filter_properties=None,

@@ -20,10 +20,10 @@ import sys
 import sqlalchemy.exc
 from oslo_db import exception as db_exc
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
-from scheduler import masking
+from scheduler.service import masking
 from scheduler import version
 from scheduler.cmd import manage_extra
 from scheduler.cmd import output

@@ -13,9 +13,9 @@ from oslo_log import log as logging
 
 from scheduler import conf as sched_conf
 from scheduler import exception
-from scheduler import plugins
-from scheduler import policy
-from scheduler import service
+from scheduler.driver import plugins
+from scheduler.rpc import policy
+from scheduler.service import launcher
 from scheduler import version
 
 LOG = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def main(argv=None):
         conf(sys.argv[1:] if argv is None else argv, project='scheduler',
              prog='scheduler-server', version=version.release())
         # every value, before logging (which reads some) and any fork
-        service.check_config(conf)
+        launcher.check_config(conf)
     except (cfg.Error, exception.SchedulerException) as exc:
         print('scheduler-server: %s' % str(exc).splitlines()[0],
               file=sys.stderr)
@@ -39,13 +39,13 @@ def main(argv=None):
         plugins.load_filters(conf)
         plugins.load_weighers(conf)
         policy.check_policy_file(conf)
-        service.check_database(conf)
-        service.check_broker(conf)
+        launcher.check_database(conf)
+        launcher.check_broker(conf)
     except exception.SchedulerException as exc:
         LOG.error('%s', exc)
         print('scheduler-server: %s' % exc, file=sys.stderr)
         return 2
-    return service.Launcher(conf).run()
+    return launcher.Launcher(conf).run()
 
 
 if __name__ == '__main__':

@@ -22,12 +22,12 @@ import tempfile
 import threading
 import time
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler import manager
-from scheduler import masking
-from scheduler import rpc
+from scheduler.service import masking
+from scheduler.rpc import messaging
 from scheduler import version
 from scheduler.client import SchedulerClient
 from scheduler.cmd import output
@@ -109,7 +109,8 @@ class Simulation:
         url = args.db_url or 'sqlite:///' + os.path.join(self.tmpdir,
                                                          'sim.sqlite')
         self.conf.set_override('connection', url, 'database')
-        self.conf.set_override('transport_url', rpc.EMBEDDED_TRANSPORT_URL)
+        self.conf.set_override('transport_url',
+                               messaging.EMBEDDED_TRANSPORT_URL)
         # kombu's in-memory transport has no heartbeats to send
         self.conf.set_override('heartbeat_timeout_threshold', 0,
                                'oslo_messaging_rabbit')
@@ -131,11 +132,11 @@ class Simulation:
     def start(self):
         self.db = db_api.Database(self.conf)
         migration.db_sync(self.db)
-        self.transport = rpc.get_transport(self.conf)
+        self.transport = messaging.get_transport(self.conf)
         self.managers = [manager.SchedulerManager(
             self.conf, db_api.Database(self.conf))
             for _ in range(self.args.scheduler_workers)]
-        self.servers = [rpc.get_server(self.conf, self.transport, [m])
+        self.servers = [messaging.get_server(self.conf, self.transport, [m])
                         for m in self.managers]
         for server in self.servers:
             server.start()

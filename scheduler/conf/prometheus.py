@@ -1,5 +1,5 @@
 """[prometheus] options: the metrics endpoint of each worker
-(``scheduler.metrics_endpoint``)."""
+(``scheduler.service.metrics_endpoint``)."""
 
 from oslo_config import cfg
 

@@ -1,6 +1,6 @@
 """[upgrade_levels] options: RPC version caps for rolling upgrades.
 
-``scheduler`` is read by ``scheduler.rpcapi.SchedulerAPI``: a version, a
+``scheduler`` is read by ``scheduler.client.rpcapi.SchedulerAPI``: a version, a
 release name from ``rpcapi.VERSION_ALIASES`` or ``auto``; the other two
 options tune ``auto``.
 """

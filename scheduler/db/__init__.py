@@ -1,3 +1,3 @@
 """The scheduler's own database: models, engine/session handling, alembic
 migrations and the queries the rest of the service uses. Nothing outside
-this package (and ``scheduler.claims``) writes SQL."""
+this package (and ``scheduler.db.claims``) writes SQL."""

@@ -190,7 +190,7 @@ class Change:
 
 def lock_statement(condition):
     """The providers' lock, for writers that lock more than a list of ids
-    (``scheduler.claims``): one UPDATE bumping the generation of every
+    (``scheduler.db.claims``): one UPDATE bumping the generation of every
     provider matching ``condition``, which takes their row locks."""
     return (sa.update(P).where(condition)
             .values(generation=P.c.generation + 1)

@@ -1,6 +1,6 @@
 """Server-group membership as the scheduler's claims recorded it.
 
-Rows of ``group_members`` are written by ``scheduler.claims`` in the same
+Rows of ``group_members`` are written by ``scheduler.db.claims`` in the same
 transaction as the claims (under the group's row lock), and removed when
 the claims are released. ``member_hosts`` is what the planner reads.
 """

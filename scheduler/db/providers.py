@@ -20,8 +20,8 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
-from scheduler import generic_reports
-from scheduler import resource_classes as rcs
+from scheduler.model import generic_inventory
+from scheduler.model import resource_classes as rcs
 from scheduler.db import api as db_api
 from scheduler.db import changes
 from scheduler.db import models
@@ -54,7 +54,7 @@ def inventories_from_node(node, defaults):
 
     ``defaults`` maps resource class to the allocation ratio used when the
     node reports none (or 0.0). A generic report's ``inventories`` add to
-    (and override) these (``scheduler.generic_reports``).
+    (and override) these (``scheduler.model.generic_inventory``).
     """
     def ratio(field, rc):
         value = node.get(field)
@@ -84,7 +84,7 @@ def inventories_from_node(node, defaults):
             'capacity': ratios.capacity(total, reserved, alloc_ratio),
             'reported_used': used,
         }
-    return generic_reports.inventory_rows(node, rows)
+    return generic_inventory.inventory_rows(node, rows)
 
 
 def _attributes(node):

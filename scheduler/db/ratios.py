@@ -16,7 +16,7 @@ import json
 
 import sqlalchemy as sa
 
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import models
 
 AGG = models.aggregates

@@ -58,7 +58,7 @@ def object_versions():
 
 def register(db, host, worker, at=None):
     """Insert this process's record; returns its id."""
-    from scheduler import rpcapi  # rpcapi imports the client side
+    from scheduler.client import rpcapi  # rpcapi imports the client side
     at = at or now()
     with db.writer() as session:
         result = session.execute(sa.insert(SERVICES).values(

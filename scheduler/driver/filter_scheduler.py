@@ -2,7 +2,7 @@
 
 Phase one (under the worker's host-state lock, no DB locks): run the
 requested-hosts step and the filters over the host table, then for each
-instance weigh the hosts that still fit (``scheduler.fit``), pick at
+instance weigh the hosts that still fit (``scheduler.model.fit``), pick at
 random among the best ``host_subset_size`` and *assume* its claim
 (``scheduler.host_state.assumed``), so the next instance of the request
 and the other threads of this worker plan around it.
@@ -26,8 +26,8 @@ request waits for one of those to settle and plans again.
 
 Every decision is logged at INFO in one line (request id, instances,
 chosen hosts, hosts considered, milliseconds per phase) and recorded in
-``recorder`` (``scheduler.metrics.DecisionRecorder``); the filter-by-filter
-counts are logged at DEBUG.
+``recorder`` (``scheduler.driver.decision_recorder.DecisionRecorder``);
+the filter-by-filter counts are logged at DEBUG.
 """
 
 import dataclasses
@@ -37,10 +37,10 @@ import numpy as np
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import exception
-from scheduler import fit
-from scheduler import metrics
+from scheduler.model import fit
+from scheduler.driver import decision_recorder
 from scheduler import objects
 from scheduler.driver.diagnosis import MAX_NAMES
 from scheduler.driver.diagnosis import Diagnosis
@@ -50,8 +50,8 @@ from scheduler.db import instances as db_instances
 from scheduler.driver.requested_hosts import requested_hosts_mask
 from scheduler.driver.server_groups import GroupPlacement
 from scheduler.host_state.assumed import AssumedClaims
-from scheduler import resource_groups
-from scheduler.request_state import RequestState
+from scheduler.model import resource_groups
+from scheduler.model.request_state import RequestState
 
 LOG = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class FilterScheduler:
         self.max_attempts = conf.scheduler.max_attempts
         self.claim_retries = conf.scheduler.claim_retries
         self.rng = rng or np.random.default_rng()
-        self.recorder = recorder or metrics.DecisionRecorder()
+        self.recorder = recorder or decision_recorder.DecisionRecorder()
         self._fit_filtered = any(f.name == 'ResourceFitFilter'
                                  for f in filters)
         self.assumed = AssumedClaims(host_cache)

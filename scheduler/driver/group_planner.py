@@ -1,7 +1,7 @@
 """GroupPlanner: one provider per resource group of each instance.
 
 Used by ``FilterScheduler`` for a RequestSpec with ``resource_groups``
-(``scheduler.resource_groups``); phase two (the claim) is the driver's:
+(``scheduler.model.resource_groups``); phase two (the claim) is the driver's:
 every group of every instance of the request is one ``claims.Claim`` of
 the same transaction, so a request gets all its providers or none, and
 ``delete_allocations(instance)`` releases them all.
@@ -15,7 +15,7 @@ Per request, once, whole-column work over the host table:
 
 Per instance:
 
-* the candidates where the group's resources fit (``scheduler.fit``, the
+* the candidates where the group's resources fit (``scheduler.model.fit``, the
   one rule; this request's earlier choices are assumed claims already);
 * hard 'same' rules keep, in every group they relate, only the providers
   whose locality value has a fitting provider in each other group of the
@@ -36,8 +36,8 @@ A missing locality value (-1) is never 'same' as anything and always
 
 import numpy as np
 
-from scheduler import claims
-from scheduler import fit
+from scheduler.db import claims
+from scheduler.model import fit
 from scheduler import objects
 from scheduler.driver.diagnosis import Diagnosis
 from scheduler.weighers.base import normalize

@@ -12,7 +12,7 @@ import collections
 
 import numpy as np
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import exception
 
 HARD = ('affinity', 'anti-affinity')

@@ -2,11 +2,11 @@
 
 A host is out when it is disabled, or when its last report is older than
 ``[scheduler] service_down_time`` seconds, unless most hosts fell
-silent at once (``scheduler.disruption``: then the scheduler, not the
-hosts, was cut off, and trackers get a period to report again).
+silent at once (``scheduler.host_state.disruption``: then the scheduler,
+not the hosts, was cut off, and trackers get a period to report again).
 """
 
-from scheduler import disruption
+from scheduler.host_state import disruption
 from scheduler.filters import base
 
 

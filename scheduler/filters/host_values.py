@@ -41,7 +41,7 @@ import json
 
 import numpy as np
 
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 
 _NAN = float('nan')
 

@@ -7,7 +7,7 @@ and ``[metrics] required = True`` so that a host lacking a metric is
 filtered out instead of failing the request.
 """
 
-from scheduler import metrics
+from scheduler.model import host_metrics
 from scheduler.filters import base
 
 _EXPLAIN_SAMPLE = 50
@@ -19,13 +19,14 @@ class MetricsFilter(base.BaseFilter):
         super().__init__(conf)
         self.names = frozenset(
             name for name, _ in
-            metrics.parse_weight_setting(conf.metrics.weight_setting))
+            host_metrics.parse_weight_setting(conf.metrics.weight_setting))
 
     def applies_to(self, request):
         return bool(self.names)
 
     def _missing(self, host):
-        return self.names.difference(metrics.host_metrics(host.attributes))
+        return self.names.difference(
+            host_metrics.host_metrics(host.attributes))
 
     def host_passes(self, host, request):
         return not self._missing(host)

@@ -11,7 +11,7 @@ same names, ``hw_numa_nodes``..., when the flavor does not set them):
   without ``hw:numa_nodes`` the guest has one cell. ``dedicated`` pins
   every vCPU to a host CPU, ``mixed`` those of ``hw:cpu_dedicated_mask``;
   ``hw:cpu_thread_policy`` says how pinned vCPUs use SMT threads
-  (``scheduler.cpu_policy``), ``hw:emulator_threads_policy=isolate``
+  (``scheduler.model.cpu_policy``), ``hw:emulator_threads_policy=isolate``
   pins the emulator threads to one more pCPU. Neither: no topology, every
   host passes.
 
@@ -29,10 +29,10 @@ to, huge pages per cell and PCI NUMA affinity; the claim re-checks the
 host-wide amounts (VCPU, PCPU, MEMORY_MB) atomically, not the cells.
 """
 
-from scheduler import cpu_policy
+from scheduler.model import cpu_policy
 from scheduler import exception
-from scheduler import pci
-from scheduler import resource_classes as rcs
+from scheduler.model import pci
+from scheduler.model import resource_classes as rcs
 from scheduler.filters import base
 from scheduler.filters import numa_cells
 

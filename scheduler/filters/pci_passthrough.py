@@ -4,13 +4,13 @@ The flavor extra spec ``pci_passthrough:alias`` = ``"gpu:2, nic:1"``
 requests devices by the aliases of ``[pci] alias``. A host passes when
 its ``pci_device_pools`` hold, at the same time, enough devices matching
 each alias (vendor, product, device type and any other tag; see
-``scheduler.pci``). Flavors without the extra spec pass everywhere; an
+``scheduler.model.pci``). Flavors without the extra spec pass everywhere; an
 unknown alias raises ``InvalidField`` for the request. NUMA affinity is
 not checked here: as in nova, it only applies to guests with a NUMA
 topology, and NUMATopologyFilter checks it with the cells it picks.
 """
 
-from scheduler import pci
+from scheduler.model import pci
 from scheduler.filters import base
 
 

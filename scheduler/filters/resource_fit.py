@@ -3,14 +3,14 @@
 Room is ``(total - reserved) * allocation_ratio`` minus usage, where usage
 is the larger of the tracker's report and the claims held. The amount must
 also lie within the inventory's ``min_unit``/``max_unit`` and be a multiple
-of its ``step_size``: the rule of ``scheduler.fit``.
+of its ``step_size``: the rule of ``scheduler.model.fit``.
 """
 
 import collections
 
 import numpy as np
 
-from scheduler import fit
+from scheduler.model import fit
 from scheduler.filters import base
 
 

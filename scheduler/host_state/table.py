@@ -14,10 +14,10 @@ import datetime
 
 import numpy as np
 
-from scheduler import fit
-from scheduler import metrics
-from scheduler import pci
-from scheduler import resource_classes as rcs
+from scheduler.model import fit
+from scheduler.model import host_metrics
+from scheduler.model import pci
+from scheduler.model import resource_classes as rcs
 from scheduler.host_state.aggregates import AggregateIndex
 from scheduler.host_state.attributes import AttributeStore
 from scheduler.host_state.image_properties import ImagePropertyIndex
@@ -44,7 +44,7 @@ class _ResourceColumns:
         self.allocation_ratio = np.zeros(size, dtype=np.float64)
         self.free = np.zeros(size, dtype=np.int64)
         self.assumed = np.zeros(size, dtype=np.int64)
-        # does any row have a step_size above 1 (scheduler.fit)?
+        # does any row have a step_size above 1 (scheduler.model.fit)?
         self.stepped = False
 
     def update_free(self, row):
@@ -287,7 +287,7 @@ class HostTable:
 
     def fits(self, row, resources):
         """True if ``resources`` fit on ``row`` right now (the rule of
-        ``scheduler.fit``)."""
+        ``scheduler.model.fit``)."""
         return bool(fit.fits_all(self, resources, [row])[0])
 
     def add_claim(self, row, resources):
@@ -393,7 +393,7 @@ class HostTable:
 # read numbers instead of parsing its attributes per request
 _DERIVED = {
     'metrics': lambda attributes, name: (
-        metrics.host_metrics(attributes).get(name) if name else None),
+        host_metrics.host_metrics(attributes).get(name) if name else None),
     'pci_free_devices': lambda attributes, _: sum(
         count for _, count in pci.host_pools(attributes)),
 }

@@ -16,16 +16,16 @@ the same object: ``kind`` ('compute' by default), ``inventories`` ({resource
 class: {total, reserved, min_unit, max_unit, step_size,
 allocation_ratio}}), ``used`` ({resource class: amount}), ``traits`` and
 ``locality`` ({'availability_zone', 'row', 'rack', any key: value}).
-``scheduler.generic_reports`` validates them (names of custom classes and
-traits, amounts) and turns them into inventory rows beside the classic
-fields' VCPU, MEMORY_MB and DISK_GB.
+``scheduler.model.generic_inventory`` validates them (names of custom
+classes and traits, amounts) and turns them into inventory rows beside the
+classic fields' VCPU, MEMORY_MB and DISK_GB.
 """
 
 from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
 from scheduler import exception
-from scheduler import generic_reports
+from scheduler.model import generic_inventory
 from scheduler.objects import base
 from scheduler.objects import nova_compat
 from scheduler.objects import timestamps
@@ -135,4 +135,4 @@ class ComputeNode(base.SchedulerObject):
                 setattr(node_obj, name, field.default)
             elif not node_obj.obj_attr_is_set(name) and field.nullable:
                 setattr(node_obj, name, None)
-        return generic_reports.check_report(node_obj)
+        return generic_inventory.check_report(node_obj)

@@ -10,7 +10,7 @@ a rule's ``groups`` share (``'same'``) or must not share
 'availability_zone', any key trackers report, or 'host'); a ``hard`` rule
 is a filter, a soft one a preference.
 
-These objects hold data only; ``scheduler.resource_groups`` validates
+These objects hold data only; ``scheduler.model.resource_groups`` validates
 them and says what a request without groups means (its flavor is the one
 compute group).
 """

@@ -12,7 +12,7 @@ metrics_weight_multiplier``. An empty weight_setting weighs every host 0.
 import numpy as np
 
 from scheduler import exception
-from scheduler import metrics
+from scheduler.model import host_metrics
 from scheduler.weighers import base
 
 
@@ -21,7 +21,7 @@ class MetricsWeigher(base.BaseWeigher):
 
     def __init__(self, conf):
         super().__init__(conf)
-        self.setting = metrics.parse_weight_setting(
+        self.setting = host_metrics.parse_weight_setting(
             conf.metrics.weight_setting)
         self.required = conf.metrics.required
         self.weight_of_unavailable = conf.metrics.weight_of_unavailable

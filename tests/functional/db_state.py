@@ -13,7 +13,7 @@ import time
 import sqlalchemy as sa
 
 from scheduler import objects
-from scheduler import resource_classes
+from scheduler.model import resource_classes
 from scheduler.db import models
 
 P = models.providers

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from oslo_config import cfg
 from sqlalchemy import pool
 
-from scheduler import rpc
+from scheduler.rpc import messaging
 from scheduler.client import SchedulerClient
 
 # subprocesses run from the repository, so they import the same code
@@ -233,7 +233,7 @@ class SchedulerServer:
         sharing the transport of SchedulerClient ``client``."""
         target = oslo_messaging.Target(topic=self.topic, version='1.0')
         return oslo_messaging.get_rpc_client(
-            client.transport, target, serializer=rpc.get_serializer())
+            client.transport, target, serializer=messaging.get_serializer())
 
     @property
     def engine(self):

@@ -18,9 +18,9 @@ import time
 import pytest
 from oslo_utils import uuidutils
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import objects
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import changes
 from scheduler.db import providers as db_providers
 from tests.functional import databases

@@ -17,9 +17,9 @@ import pytest
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import objects
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import models
 from scheduler.db import providers as db_providers
 from tests.functional import databases

@@ -18,7 +18,7 @@ import uuid
 import oslo_messaging
 import pytest
 
-from scheduler import rpcapi
+from scheduler.client import rpcapi
 from tests.functional import db_state
 from tests.functional import fault_load
 from tests.functional import server as server_mod

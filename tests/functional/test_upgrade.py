@@ -19,7 +19,7 @@ import pytest
 from oslo_utils import uuidutils
 
 from scheduler import exception
-from scheduler import rpcapi
+from scheduler.client import rpcapi
 from scheduler.client import SchedulerClient
 from tests.functional import db_state
 from tests.functional import previous_release

@@ -8,7 +8,7 @@ Nothing here starts a service: the database is a SQLite file in pytest's
 import pytest
 
 from scheduler import conf as sched_conf
-from scheduler import rpc
+from scheduler.rpc import messaging
 from scheduler.db import api as db_api
 from scheduler.db import migration
 
@@ -23,7 +23,7 @@ def conf(tmp_path):
     conf.set_override('connection',
                       'sqlite:///' + str(tmp_path / 'scheduler.sqlite'),
                       'database')
-    conf.set_override('transport_url', rpc.EMBEDDED_TRANSPORT_URL)
+    conf.set_override('transport_url', messaging.EMBEDDED_TRANSPORT_URL)
     # kombu's in-memory transport has no heartbeats to send
     conf.set_override('heartbeat_timeout_threshold', 0,
                       'oslo_messaging_rabbit')
@@ -50,6 +50,6 @@ def other_db(conf, db):
 @pytest.fixture
 def transport(conf):
     """The in-process transport of ``conf``, cleaned up after the test."""
-    transport = rpc.get_transport(conf)
+    transport = messaging.get_transport(conf)
     yield transport
     transport.cleanup()

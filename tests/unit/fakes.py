@@ -10,10 +10,10 @@ import datetime
 
 from scheduler import objects
 from scheduler.objects import base as objects_base
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import providers as db_providers
 from scheduler.host_state import HostTable
-from scheduler.request_state import RequestState
+from scheduler.model.request_state import RequestState
 
 #: a fixed "now" (naive UTC, as the database stores it)
 NOW = datetime.datetime(2026, 3, 1, 12, 0, 0)

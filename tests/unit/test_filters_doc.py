@@ -8,7 +8,7 @@ import re
 import pytest
 from stevedore import extension
 
-from scheduler import plugins
+from scheduler.driver import plugins
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

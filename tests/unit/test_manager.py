@@ -8,13 +8,13 @@ import logging
 import pytest
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import manager as sched_manager
-from scheduler import names
+from scheduler.model import names
 from scheduler import objects
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import providers as db_providers
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'

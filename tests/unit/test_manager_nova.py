@@ -7,10 +7,10 @@ import datetime
 
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import manager as sched_manager
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import providers as db_providers
 from tests.unit.fixtures.nova import compute_nodes
 from tests.unit.fixtures.nova import legacy_requests

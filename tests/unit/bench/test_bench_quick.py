@@ -4,11 +4,11 @@ scenario at 1k hosts on SQLite, through the command line. No services."""
 import json
 import sys
 
-from scheduler.cmd import bench
+from scheduler_bench import cli
 
 
 def test_latency_in_process_on_sqlite(tmp_path, capsys):
-    code = bench.main(['latency', '--db', 'sqlite', '--no-rpc',
+    code = cli.main(['latency', '--db', 'sqlite', '--no-rpc',
                        '--hosts', '1000', '--requests', '40',
                        '--output-dir', str(tmp_path), '--no-progress'])
     out = capsys.readouterr().out
@@ -32,19 +32,19 @@ def test_latency_in_process_on_sqlite(tmp_path, capsys):
 def test_plot_without_matplotlib_says_how_to_install(tmp_path, capsys,
                                                      monkeypatch):
     monkeypatch.setitem(sys.modules, 'matplotlib', None)
-    code = bench.main(['latency', '--db', 'sqlite', '--no-rpc', '--plot',
+    code = cli.main(['latency', '--db', 'sqlite', '--no-rpc', '--plot',
                        '--output-dir', str(tmp_path)])
     assert code == 2
     assert 'pip install matplotlib' in capsys.readouterr().err
 
 
 def test_rpc_scenarios_refuse_no_rpc(capsys):
-    assert bench.main(['storm', '--no-rpc']) == 2
+    assert cli.main(['storm', '--no-rpc']) == 2
     assert 'needs RabbitMQ' in capsys.readouterr().err
 
 
 def test_million_scenario_in_memory(tmp_path, capsys):
-    code = bench.main(['million', '--hosts', '2000', '--requests', '20',
+    code = cli.main(['million', '--hosts', '2000', '--requests', '20',
                        '--output-dir', str(tmp_path), '--no-progress'])
     out = capsys.readouterr().out
     # the target is about 1M hosts: not measured at 2k

@@ -1,7 +1,7 @@
 """The ``providers`` bench scenario runs on SQLite and keeps its rules."""
 
-from scheduler.bench import providers
-from scheduler.bench.options import Options
+from scheduler_bench import providers
+from scheduler_bench.options import Options
 
 
 def test_small_run_places_every_request_within_the_rules(tmp_path):

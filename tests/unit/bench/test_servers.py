@@ -2,10 +2,10 @@
 metrics endpoints (the product's Prometheus text, not their logs), and
 reports absorbed counted per run."""
 
-from scheduler import metrics
-from scheduler import metrics_endpoint
-from scheduler.bench import servers
-from scheduler.bench import settings
+from scheduler.driver import decision_recorder
+from scheduler.service import metrics_endpoint
+from scheduler_bench import servers
+from scheduler_bench import settings
 
 
 def test_claim_conflicts_are_summed_over_the_workers_endpoints(conf,
@@ -16,7 +16,7 @@ def test_claim_conflicts_are_summed_over_the_workers_endpoints(conf,
     endpoints = []
     try:
         for worker, conflicts in enumerate((3, 4)):
-            recorder = metrics.DecisionRecorder()
+            recorder = decision_recorder.DecisionRecorder()
             recorder.decision({'claim': 0.001}, 1, conflicts=conflicts)
             endpoints.append(metrics_endpoint.serve(conf, recorder, worker))
         assert server.claim_conflicts() == 7
@@ -43,7 +43,7 @@ def test_free_ports_are_free_and_consecutive():
 
 
 def test_absorbed_counts_only_beats_above_an_earlier_runs(db):
-    from scheduler.bench import churn
+    from scheduler_bench import churn
     from tests.unit import fakes
     fakes.report(db, 'a', stats={'bench_beat': '1'})
     fakes.report(db, 'b', stats={'bench_beat': '1003'})

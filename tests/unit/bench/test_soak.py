@@ -1,6 +1,6 @@
 """soak: growth is measured against the first minute, beyond noise."""
 
-from scheduler.bench import soak
+from scheduler_bench import soak
 
 
 def test_growth_beyond_a_floor():
@@ -29,6 +29,6 @@ def test_render_names_the_kinds_of_errors():
 
 
 def test_placements_carry_the_service_role():
-    # without it every call is refused by policy (scheduler.policy)
+    # without it every call is refused by policy (scheduler.rpc.policy)
     load = soak._Load(client=None, hosts=1)
     assert 'service' in load.ctxt.roles

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from scheduler.bench import report
-from scheduler.bench import stats
-from scheduler.bench.oracle import CapacityOracle
+from scheduler_bench import report
+from scheduler_bench import stats
+from scheduler_bench.oracle import CapacityOracle
 
 
 @pytest.mark.parametrize('samples, pct, expected', [

@@ -12,13 +12,13 @@ from unittest import mock
 
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import conf as sched_conf
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import manager as sched_manager
 from scheduler import objects
-from scheduler import rpc
+from scheduler.rpc import messaging
 from scheduler.client import SchedulerClient
 from scheduler.db import api as db_api
 from scheduler.db import migration
@@ -37,7 +37,7 @@ def _config(url):
     conf([], project='scheduler', default_config_files=[],
          default_config_dirs=[])
     conf.set_override('connection', url, 'database')
-    conf.set_override('transport_url', rpc.EMBEDDED_TRANSPORT_URL)
+    conf.set_override('transport_url', messaging.EMBEDDED_TRANSPORT_URL)
     conf.set_override('heartbeat_timeout_threshold', 0,
                       'oslo_messaging_rabbit')
     return conf
@@ -49,9 +49,9 @@ def cloud(tmp_path_factory):
     conf = _config(url)
     db = db_api.Database(conf)
     migration.db_sync(db)
-    transport = rpc.get_transport(conf)
+    transport = messaging.get_transport(conf)
     endpoint = sched_manager.SchedulerManager(conf, db_api.Database(conf))
-    server = rpc.get_server(conf, transport, [endpoint])
+    server = messaging.get_server(conf, transport, [endpoint])
     server.start()
     client = SchedulerClient(conf, transport=transport)
     yield types.SimpleNamespace(conf=conf, db=db, client=client,

@@ -9,7 +9,7 @@ import pytest
 
 from scheduler import context as sched_context
 from scheduler import exception
-from scheduler import message_size
+from scheduler.client import message_size
 from scheduler import objects
 from scheduler.client import SchedulerClient
 

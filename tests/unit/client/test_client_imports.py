@@ -12,8 +12,9 @@ import sys
 FORBIDDEN_PACKAGES = ('numpy', 'sqlalchemy', 'alembic')
 FORBIDDEN_MODULES = ('scheduler.db', 'scheduler.driver', 'scheduler.manager',
                      'scheduler.host_state', 'scheduler.filters',
-                     'scheduler.weighers', 'scheduler.claims',
-                     'scheduler.reports', 'scheduler.worker')
+                     'scheduler.weighers', 'scheduler.db.claims',
+                     'scheduler.service.report_writer',
+                     'scheduler.service.composition')
 
 PROBE = '''
 import json, sys
@@ -36,11 +37,11 @@ def _forbidden(name):
 
 def test_importing_the_client_loads_no_server_module():
     loaded = _loaded_by_client()
-    assert 'scheduler.client' in loaded and 'scheduler.rpcapi' in loaded
+    assert 'scheduler.client' in loaded and 'scheduler.client.rpcapi' in loaded
     assert [m for m in loaded if _forbidden(m)] == []
 
 
 def test_the_check_would_see_a_server_module():
     assert _forbidden('numpy.core') and _forbidden('scheduler.db.api')
     assert _forbidden('scheduler.manager')
-    assert not _forbidden('scheduler.names')
+    assert not _forbidden('scheduler.model.names')

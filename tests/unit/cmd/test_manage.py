@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import objects
 from scheduler.cmd import manage
 from scheduler.db import api as db_api

@@ -4,9 +4,9 @@ given instances run or hold claims (the SameHost/DifferentHost input)."""
 import datetime
 import json
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import objects
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import instances as db_instances
 
 from .. import fakes

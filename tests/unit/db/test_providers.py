@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import exception
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import changes
 from scheduler.db import providers as db_providers
 

@@ -6,10 +6,10 @@ import datetime
 
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import exception
 from scheduler import objects
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
 from scheduler.db import providers as db_providers

@@ -5,7 +5,7 @@ import datetime
 import time
 
 from scheduler import objects
-from scheduler import rpcapi
+from scheduler.client import rpcapi
 from scheduler.db import services as db_services
 
 

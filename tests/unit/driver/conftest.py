@@ -5,7 +5,7 @@ and a seeded random generator."""
 import numpy as np
 import pytest
 
-from scheduler import plugins
+from scheduler.driver import plugins
 from scheduler.driver import filter_scheduler
 from scheduler.host_state import HostStateCache
 

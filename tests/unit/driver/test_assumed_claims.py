@@ -4,7 +4,7 @@ request of the same worker never gets a false NoValidHost from them."""
 
 import threading
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import exception
 

@@ -5,10 +5,10 @@ import collections
 
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import objects
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import providers as db_providers
 
 from .. import fakes

@@ -6,7 +6,7 @@ import datetime
 import numpy as np
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import objects

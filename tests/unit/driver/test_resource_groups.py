@@ -5,7 +5,7 @@ import collections
 
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import objects

@@ -8,11 +8,11 @@ import collections
 import numpy as np
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import objects
-from scheduler import plugins
+from scheduler.driver import plugins
 from scheduler.db import groups as db_groups
 from scheduler.db import instances as db_instances
 from scheduler.driver import filter_scheduler

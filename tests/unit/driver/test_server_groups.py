@@ -3,7 +3,7 @@ the members the database knows plus the hosts the caller lists."""
 
 import pytest
 
-from scheduler import claims
+from scheduler.db import claims
 from scheduler import exception
 from scheduler import objects
 from scheduler.driver.server_groups import GroupPlacement

@@ -10,7 +10,7 @@ import numpy as np
 
 from scheduler import objects
 from scheduler.db import providers as db_providers
-from scheduler.request_state import RequestState
+from scheduler.model.request_state import RequestState
 from tests.unit import fakes
 
 

@@ -5,7 +5,7 @@ after hosts re-report, claims and tentative claims."""
 import numpy as np
 import pytest
 
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.filters import host_values
 from tests.unit.filters import hosts
 

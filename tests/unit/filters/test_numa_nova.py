@@ -10,7 +10,7 @@ import pytest
 
 from scheduler import exception
 from scheduler import objects
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.filters import numa_topology
 from scheduler.filters import resource_fit
 from tests.unit.filters import hosts

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from scheduler import exception
-from scheduler import plugins
+from scheduler.driver import plugins
 from scheduler.filters import pci_passthrough
 from tests.unit.filters import hosts
 

@@ -9,7 +9,7 @@ cases read like tracker reports. Default ratios: VCPU 4.0, RAM and disk 1.0.
 import numpy as np
 import pytest
 
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.filters import resource_fit
 
 from .. import fakes

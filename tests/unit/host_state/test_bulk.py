@@ -3,8 +3,8 @@ and tracker attributes are decoded only when read."""
 
 import numpy as np
 
-from scheduler import claims
-from scheduler import resource_classes as rcs
+from scheduler.db import claims
+from scheduler.model import resource_classes as rcs
 from scheduler.db import providers as db_providers
 from scheduler.host_state import bulk
 from scheduler.host_state.table import HostTable

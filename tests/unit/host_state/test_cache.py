@@ -7,8 +7,8 @@ import logging
 import pytest
 from oslo_db import exception as db_exc
 
-from scheduler import claims
-from scheduler import resource_classes as rcs
+from scheduler.db import claims
+from scheduler.model import resource_classes as rcs
 from scheduler.db import api as db_api
 from scheduler.db import models
 from scheduler.host_state import HostStateCache

@@ -5,7 +5,7 @@ max(reported_used, claimed)."""
 import numpy as np
 import pytest
 
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 
 from .. import fakes
 from ..filters import hosts as filter_hosts

@@ -4,7 +4,7 @@
 When you bump an object: add its new version here with the new field list
 (the first test fails until you do), make ``obj_make_compatible`` remove
 or convert the new fields, and list the version an older RPC API expects
-in ``scheduler.rpcapi.OBJECT_VERSIONS``. The functional suite also loads
+in ``scheduler.client.rpcapi.OBJECT_VERSIONS``. The functional suite also loads
 these backports with the previous release's own code
 (tests/functional/test_upgrade.py).
 """
@@ -13,7 +13,7 @@ import pytest
 from oslo_versionedobjects import fixture
 
 from scheduler import exception
-from scheduler import rpcapi
+from scheduler.client import rpcapi
 from tests.unit.objects import samples
 
 FIELDS = {

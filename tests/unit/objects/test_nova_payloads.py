@@ -10,8 +10,8 @@ import pytest
 
 from scheduler import exception
 from scheduler import objects
-from scheduler import resource_classes as rcs
-from scheduler.request_state import RequestState
+from scheduler.model import resource_classes as rcs
+from scheduler.model.request_state import RequestState
 from tests.unit.fixtures.nova import legacy_requests as nova
 
 CASES = list(nova.cases())

@@ -5,7 +5,7 @@ import pytest
 
 from scheduler import exception
 from scheduler import objects
-from scheduler import resource_groups
+from scheduler.model import resource_groups
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e5f'
 LEGACY = {

@@ -11,11 +11,11 @@ import pytest
 
 from scheduler import exception
 from scheduler import objects
-from scheduler import resource_classes as rcs
+from scheduler.model import resource_classes as rcs
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
 from scheduler.host_state import HostStateCache
-from scheduler.request_state import RequestState
+from scheduler.model.request_state import RequestState
 from scheduler.weighers import image_properties
 
 RATIOS = {rcs.VCPU: 1.0, rcs.MEMORY_MB: 1.0, rcs.DISK_GB: 1.0}

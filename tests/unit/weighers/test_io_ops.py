@@ -2,7 +2,7 @@
 
 import pytest
 
-from scheduler import plugins
+from scheduler.driver import plugins
 from tests.unit.filters import hosts
 
 HOSTS = hosts.table(dict(host='idle'), dict(host='busy', current_workload=6),

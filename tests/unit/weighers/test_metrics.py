@@ -5,7 +5,7 @@ import json
 import pytest
 
 from scheduler import exception
-from scheduler import plugins
+from scheduler.driver import plugins
 from scheduler.weighers import metrics
 from tests.unit.filters import hosts
 

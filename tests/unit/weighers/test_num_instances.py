@@ -3,7 +3,7 @@
 import pytest
 
 from scheduler import exception
-from scheduler import plugins
+from scheduler.driver import plugins
 from scheduler.weighers import num_instances
 from tests.unit.filters import hosts
 

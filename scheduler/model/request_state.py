@@ -1,0 +1,77 @@
+"""Per-request derived data, computed once before any filter runs.
+
+Plugins read ``RequestState`` rather than re-deriving things from the
+RequestSpec in every call (kube-scheduler's CycleState idea). What a plugin
+derives itself (a parsed hint, PCI requests, a NUMA topology) it computes
+once through ``derived``::
+
+    query = request.derived('json_filter.query', lambda: parse(request))
+"""
+
+import dataclasses
+import time
+
+from scheduler.model import resource_classes
+from scheduler.model import resource_groups
+
+
+@dataclasses.dataclass
+class RequestState:
+    spec: object
+    resources: dict
+    availability_zone: str = None
+    force_hosts: tuple = ()
+    force_nodes: tuple = ()
+    ignore_hosts: tuple = ()
+    tried: frozenset = frozenset()
+    requested_destination: object = None
+    now: float = 0.0
+    is_admin: bool = False
+    # the resource groups of one instance (one compute group without
+    # RequestSpec.resource_groups) and the locality rules between them
+    groups: tuple = ()
+    locality: tuple = ()
+    # filled in by the driver's preload step (see FilterScheduler)
+    group: object = None
+    same_hosts: set = None
+    different_hosts: set = None
+    # what plugins derive once per request, see derived()
+    _derived: dict = dataclasses.field(default_factory=dict, repr=False,
+                                       compare=False)
+
+    @property
+    def hints(self):
+        return self.spec.get('scheduler_hints') or {}
+
+    def derived(self, key, compute):
+        """``compute()`` the first time ``key`` is asked for, then the same
+        value for the rest of the request. An exception is not cached."""
+        try:
+            return self._derived[key]
+        except KeyError:
+            value = self._derived[key] = compute()
+            return value
+
+    @classmethod
+    def from_spec(cls, spec, is_admin=False, now=None):
+        retry = spec.get('retry')
+        tried = frozenset(tuple(pair[:2]) for pair in
+                          (retry.get('hosts', []) if retry else [])
+                          if len(pair) >= 2)
+        flavor_resources = resource_classes.request_resources(spec)
+        groups = tuple(resource_groups.demands(spec, flavor_resources))
+        # the compute group's resources are what the filters check
+        compute = [g for g in groups if g.is_compute]
+        return cls(
+            spec=spec,
+            resources=dict(compute[0].resources) if compute else {},
+            groups=groups, locality=tuple(spec.get('locality') or ()),
+            availability_zone=spec.get('availability_zone'),
+            force_hosts=tuple(spec.get('force_hosts') or ()),
+            force_nodes=tuple(spec.get('force_nodes') or ()),
+            ignore_hosts=tuple(spec.get('ignore_hosts') or ()),
+            tried=tried,
+            requested_destination=spec.get('requested_destination'),
+            now=time.time() if now is None else now,
+            is_admin=is_admin,
+        )

@@ -1,0 +1,179 @@
+"""The RPC dispatcher of a worker: every message gets a clear answer.
+
+``SchedulerDispatcher`` is oslo.messaging's ``RPCDispatcher`` with four
+additions, so that no input and no database outage reaches a caller or the
+log as a traceback:
+
+* each argument is checked by ``validation.check_structure`` against the
+  ``[limits]`` options *before* it is decoded into objects, and an argument
+  the method does not take is refused by name;
+* ``InvalidRequest`` (raised by validation, the serializer or the manager)
+  is an expected exception: a call gets it back, a cast is dropped with
+  one warning naming the method and the field;
+* an unknown method or an unsupported version is answered with
+  ``InvalidRequest`` listing what this worker serves;
+* a database outage is answered with ``DatabaseUnavailable`` and any other
+  database error with ``DatabaseError`` carrying an error id; the
+  statement, its parameters and the driver's message go to the log only;
+* call-monitor heartbeats of every running call come from one thread per
+  worker (``scheduler.rpc.call_monitor``), not from a thread started and
+  joined per call.
+"""
+
+import inspect
+import uuid
+
+import sqlalchemy.exc as sa_exc
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+
+from scheduler.rpc import call_monitor
+from scheduler import exception
+from scheduler.db import outages
+from scheduler.rpc import validation
+
+LOG = logging.getLogger(__name__)
+
+_DB_ERRORS = (db_exc.DBError, sa_exc.SQLAlchemyError)
+
+
+def _expected(exc):
+    """Raise ``exc`` as an answer to the caller, not as a fault."""
+    wrapped = rpc_dispatcher.ExpectedException()
+    wrapped.exc_info = _answer(exc)
+    raise wrapped
+
+
+def _answer(exc):
+    """exc_info that oslo.messaging sends back as the exception and its
+    message only: an answer carries no server traceback and no chained
+    exception (which, for a database error, would hold the SQL)."""
+    exc.__suppress_context__ = True
+    exc.__cause__ = None
+    return type(exc), exc, None
+
+
+def translate_db_error(exc, method, host):
+    """The exception a caller sees for database error ``exc``."""
+    if outages.is_outage(exc):
+        LOG.warning('%s: database unreachable: %s', method,
+                    str(exc).replace('\n', ' '))
+        return exception.DatabaseUnavailable(service='database', url='',
+                                             reason='unreachable')
+    error_id = uuid.uuid4().hex[:12]
+    # the only place the statement and parameters are written
+    LOG.error('%s: database error %s: %s', method, error_id,
+              str(exc).replace('\n', ' '))
+    return exception.DatabaseError(host=host, error_id=error_id)
+
+
+class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
+    """See the module docstring. ``limits`` is ``conf.limits``."""
+
+    def __init__(self, endpoints, serializer, limits, host):
+        super().__init__(endpoints, serializer)
+        self.limits = limits
+        self.host = host
+        # (endpoint class, method) -> its argument names: signatures do
+        # not change, and inspecting one costs more than the call's
+        # whole argument check
+        self._accepted = {}
+        self._monitor = call_monitor.CallMonitor()
+
+    def dispatch(self, incoming):
+        watch = self._monitor.watch(incoming)
+        if watch is not None:
+            # the monitor sends its heartbeats: oslo.messaging's
+            # dispatcher would start a thread of its own for this call
+            incoming.client_timeout = None
+        try:
+            return self._dispatch(incoming)
+        finally:
+            self._monitor.done(watch)
+
+    def _dispatch(self, incoming):
+        method = incoming.message.get('method')
+        # a cast has no reply queue (oslo.messaging's AMQP drivers)
+        is_cast = not getattr(incoming, 'reply_q', None)
+        try:
+            return super().dispatch(incoming)
+        except rpc_dispatcher.ExpectedException as wrapped:
+            error = wrapped.exc_info[1]
+            wrapped.exc_info = _answer(error)
+            if isinstance(error, exception.InvalidRequest):
+                log = LOG.warning if is_cast else LOG.info
+                log('Rejected %s %s: %s', 'cast' if is_cast else 'call',
+                    method, error)
+            raise
+        except rpc_dispatcher.NoSuchMethod:
+            self._refuse(method, is_cast, 'no such method; this scheduler '
+                         'serves: %s' % ', '.join(self._methods()))
+        except rpc_dispatcher.UnsupportedVersion as exc:
+            self._refuse(method, is_cast, 'version %s is not supported; '
+                         'this scheduler serves 1.0 to %s' %
+                         (exc.version, self._version()))
+        except _DB_ERRORS as exc:
+            _expected(translate_db_error(exc, method, self.host))
+
+    def _refuse(self, method, is_cast, reason):
+        error = exception.InvalidField(field='method %s' % (method,),
+                                       reason=reason)
+        (LOG.warning if is_cast else LOG.info)('Rejected %s: %s',
+                                               method, error)
+        _expected(error)
+
+    def _methods(self):
+        return sorted({name for endpoint in self.endpoints
+                       for name, _ in inspect.getmembers(
+                           endpoint, inspect.ismethod)
+                       if not name.startswith('_') and name != 'stop'})
+
+    def _version(self):
+        return max((e.target.version for e in self.endpoints
+                    if getattr(e, 'target', None)), default='1.0')
+
+    def _do_dispatch(self, endpoint, method, ctxt, args):
+        try:
+            self._check_args(endpoint, method, args)
+        except exception.InvalidRequest as exc:
+            _expected(exc)
+        try:
+            return super()._do_dispatch(endpoint, method, ctxt, args)
+        except exception.InvalidRequest as exc:
+            _expected(exc)
+
+    def _check_args(self, endpoint, method, args):
+        if not isinstance(args, dict):
+            raise exception.InvalidField(field='args',
+                                         reason='expected a dict')
+        key = (type(endpoint), method)
+        try:
+            accepted = self._accepted[key]
+        except KeyError:
+            accepted = self._accepted.setdefault(
+                key, _parameters(getattr(endpoint, method)))
+        for name, value in args.items():
+            if accepted is not None and name not in accepted:
+                raise exception.InvalidField(
+                    field=name, reason='unknown argument (accepted: %s)' %
+                    ', '.join(accepted))
+            validation.check_structure(value, name, self.limits)
+
+
+def _parameters(func):
+    """Argument names ``func`` takes besides ``ctxt``, looking through
+    decorators that take ``*args, **kwargs`` (oslo.messaging's
+    ``expected_exceptions`` keeps the function in its closure); None if
+    they cannot be known."""
+    for _ in range(4):
+        params = inspect.signature(func).parameters
+        if not any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                   for p in params.values()):
+            return [name for name in params if name not in ('self', 'ctxt')]
+        inner = [c.cell_contents for c in (func.__closure__ or ())
+                 if inspect.isfunction(c.cell_contents)]
+        if len(inner) != 1:
+            return None
+        func = inner[0]
+    return None

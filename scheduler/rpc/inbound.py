@@ -1,0 +1,62 @@
+"""What a worker does with a message body before oslo.messaging decodes it.
+
+``install(max_bytes)`` (once per worker process) makes every compressed
+body kombu may receive inflate at most ``max_bytes`` (``[limits]
+max_message_bytes``): the decoders of kombu's registry are replaced by
+bounded ones, and formats that cannot be bounded are refused. A message
+that fails to decode (too large, not UTF-8, not JSON) is dropped by
+oslo.messaging; the filter installed here turns its log record into one
+warning line instead of a traceback.
+"""
+
+import bz2
+import lzma
+import zlib
+
+from kombu import compression
+
+from scheduler.rpc import log_filters
+
+# oslo.messaging names its loggers with a dot
+_RABBIT_LOGGER = 'oslo.messaging._drivers.impl_rabbit'
+_UNBOUNDED = ('application/x-brotli', 'application/zstd')
+
+
+class MessageTooLarge(ValueError):
+    pass
+
+
+def _bounded(new_decompressor, max_bytes):
+    def decode(body):
+        inflater = new_decompressor()
+        body = inflater.decompress(body, max_bytes + 1)
+        if len(body) > max_bytes:
+            raise MessageTooLarge(
+                'compressed body inflates past [limits] max_message_bytes '
+                '(%d)' % max_bytes)
+        return body
+    return decode
+
+
+def _refuse(content_type):
+    def decode(body):
+        raise MessageTooLarge('%s bodies are not accepted (they cannot be '
+                              'inflated with a bound)' % content_type)
+    return decode
+
+
+def install(max_bytes):
+    """Bound decompression in this process (idempotent)."""
+    compression.register(zlib.compress, _bounded(
+        lambda: zlib.decompressobj(), max_bytes), 'application/x-gzip',
+        aliases=['gzip', 'zlib'])
+    compression.register(bz2.compress, _bounded(
+        bz2.BZ2Decompressor, max_bytes), 'application/x-bz2',
+        aliases=['bzip2', 'bzip'])
+    compression.register(lzma.compress, _bounded(
+        lzma.LZMADecompressor, max_bytes), 'application/x-lzma',
+        aliases=['lzma', 'xz'])
+    for content_type in _UNBOUNDED:
+        compression.register(None, _refuse(content_type), content_type)
+    log_filters.one_line(_RABBIT_LOGGER, ('Failed to process message',),
+                         'Dropped a message that cannot be decoded')

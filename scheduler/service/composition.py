@@ -1,0 +1,89 @@
+"""The composition root of a worker: its collaborators, built once.
+
+``build(conf, db=None)`` creates, in dependency order, everything a
+``SchedulerManager`` serves with, and returns them as ``Parts``:
+
+* ``db``: the connection pool (``scheduler.db.api.Database``);
+* ``recorder``: the decision and report metrics
+  (``scheduler.driver.decision_recorder.DecisionRecorder``), shared by
+  the driver and the report writer;
+* ``report_writer``: the one path of tracker reports to the database;
+* ``claim_sweeper``: releases claims unconfirmed after the grace period
+  (its thread is started here);
+* ``host_cache``: the in-memory host table and its refresh (its poller
+  thread is started here when ``[scheduler] refresh_interval`` > 0);
+* ``notifier``: versioned notifications of decisions;
+* ``driver``: the filter scheduler, with the configured plugins.
+
+Nothing else constructs these: the manager takes them as they are, and a
+test or a tool can build its own ``Parts`` to pass in.
+"""
+
+import dataclasses
+
+from scheduler.service import claim_sweeper
+from scheduler.driver import decision_recorder
+from scheduler.service import notifications
+from scheduler.driver import plugins
+from scheduler.service.report_writer import ReportWriter
+from scheduler.model import resource_classes as rcs
+from scheduler.db import api as db_api
+from scheduler.driver import filter_scheduler
+from scheduler.host_state import HostStateCache
+from scheduler.weighers import image_properties as image_properties_weigher
+
+
+@dataclasses.dataclass
+class Parts:
+    db: object
+    ratio_defaults: dict
+    recorder: object
+    report_writer: object
+    host_cache: object
+    notifier: object
+    driver: object
+    claim_sweeper: object = None
+
+
+def ratio_defaults(conf):
+    return {rcs.VCPU: conf.scheduler.default_cpu_allocation_ratio,
+            rcs.MEMORY_MB: conf.scheduler.default_ram_allocation_ratio,
+            rcs.DISK_GB: conf.scheduler.default_disk_allocation_ratio}
+
+
+def build(conf, db=None):
+    """A worker's collaborators (module docstring)."""
+    db = db or db_api.Database(conf)
+    defaults = ratio_defaults(conf)
+    recorder = decision_recorder.DecisionRecorder()
+    writer = ReportWriter(
+        db, defaults,
+        # a heartbeat-only report is written this often (ComputeFilter)
+        fresh_for=conf.scheduler.service_down_time / 2.0,
+        recorder=recorder)
+    cache = HostStateCache(
+        db, refresh_interval=conf.scheduler.refresh_interval,
+        default_zone=conf.scheduler.default_availability_zone,
+        image_properties=counted_image_properties(conf))
+    cache.start()
+    driver = filter_scheduler.FilterScheduler(
+        conf, db, cache, plugins.load_filters(conf),
+        plugins.load_weighers(conf), recorder=recorder)
+    sweeper = claim_sweeper.ClaimSweeper(
+        db, conf.scheduler.unconfirmed_claim_grace_period)
+    sweeper.start()
+    return Parts(db=db, ratio_defaults=defaults, recorder=recorder,
+                 claim_sweeper=sweeper,
+                 report_writer=writer, host_cache=cache,
+                 notifier=notifications.SelectDestinationsNotifier(
+                     conf, conf.host),
+                 driver=driver)
+
+
+def counted_image_properties(conf):
+    """The image properties workers must count per host: those of
+    ImagePropertiesWeigher's setting, if that weigher is enabled."""
+    if 'ImagePropertiesWeigher' not in conf.filter_scheduler.enabled_weighers:
+        return ()
+    return tuple(image_properties_weigher.parse_setting(
+        conf.filter_scheduler.image_props_weight_setting))
