@@ -42,10 +42,11 @@ from scheduler import context as sched_context
 from scheduler import exception
 from scheduler.client import message_size
 from scheduler import objects
+from scheduler import version
 
 LOG = logging.getLogger(__name__)
 
-RPC_API_VERSION = '1.3'
+RPC_API_VERSION = version.RPC_API_VERSION
 AUTO = 'auto'
 # The worker serving a call sends a heartbeat every half of this; a caller
 # whose worker died (SIGKILL, OOM) gets MessagingTimeout after it instead

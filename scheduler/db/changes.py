@@ -6,7 +6,7 @@ Every write transaction of the scheduler (claims, releases, tracker
 reports, build failures, aggregates, instances) is::
 
     with changes.write(db) as change:
-        change.lock_providers(ids)          # optional: the providers' rows
+        change.lock_providers(ids)          # the providers it changes
         ...                                 # the writer's own statements
         change.providers(ids)               # what workers must re-read
         change.rows(models.aggregates, models.aggregates.c.uuid.in_(uuids))
@@ -23,10 +23,68 @@ held its lock until COMMIT: all writers of the cloud queued on it (about
 100-150 writes/s here, doc/performance.rst). Here the only row two writers
 of different providers can share is their stripe, which they take last and
 hold only for the stamp and the COMMIT; two concurrent writers draw the
-same one with probability 1/64. Provider rows are locked by one UPDATE in
-primary-key order (``lock_providers``) before the stripe, so the lock
-order is always providers -> inventories -> stripe and the stripe can't
-close a deadlock cycle.
+same one with probability 1/64. Provider rows are locked before the stripe
+(``Change.lock_providers``, below), so the lock order is always providers
+-> inventories -> stripe and the stripe can't close a deadlock cycle.
+
+Locking a provider: one way, one token
+--------------------------------------
+``Change.lock_providers`` is the only way a provider row is locked, by
+every writer that changes a provider or its usage: claims and reschedules
+(``scheduler.db.claims``), releases (``delete_allocations``, the sweeps),
+tracker reports and failed builds (``scheduler.db.providers``), ratios
+re-derived from aggregates (``scheduler.db.ratios``). It is one statement,
+``UPDATE providers SET generation = generation + 1 WHERE id IN (...)``,
+and the SQL of each dialect is built here and nowhere else:
+
+* PostgreSQL and SQLite: the same UPDATE, ``RETURNING`` the columns the
+  writer asked for and, for a claim, whether its consumers hold claims
+  already (the probe): a claim of new consumers locks and learns that in
+  one round trip.
+* MySQL/MariaDB: no ``UPDATE ... RETURNING``, so asked-for columns are
+  read by a plain SELECT after the UPDATE (a transaction reads its own
+  change, and the UPDATE built it on the latest committed row); there is
+  no probe: a subquery on ``allocations`` inside a MariaDB UPDATE takes
+  shared next-key locks, and two claims whose new consumers fall in one
+  index gap then deadlock on their INSERTs (``lock_probes_claims``).
+
+Order: the ids are sorted and the database walks them in primary-key
+order, ascending (an index range scan of the primary key on InnoDB; a
+btree scan whose ``= ANY`` keys PostgreSQL sorts first; SQLite has one
+writer at a time, ``BEGIN IMMEDIATE``), and every writer takes all its
+providers in one call before it locks any inventory or allocation row (a
+server group's or an aggregate's row comes before them). A writer
+that learns of one more provider under the lock (a consumer's claim moved
+meanwhile) locks it by a second call; a deadlock the database reports
+then is retried whole by ``retry_on_deadlock``.
+
+Race-free: the lock is an exclusive row lock held until COMMIT on all
+three databases (an UPDATE; SQLite's database lock), so two writers of
+one provider run one after the other. What the second one decides on
+after its lock is what the first committed: PostgreSQL's READ COMMITTED
+takes a new snapshot per statement; on MariaDB, whose REPEATABLE READ
+snapshot may predate the lock, writers decide on UPDATEs, locking
+(current) reads and the locked row itself; SQLite has one writer.
+Capacity itself is re-checked by the claim's conditional UPDATE of
+``inventories`` (``scheduler.db.claims``), which waits for and re-reads
+the latest row on every database: zero overcommit needs no more than that
+and this lock, whatever the number of workers.
+
+``providers.generation`` is that lock's token, not a second one: the lock
+is a write anyway (an UPDATE has to set something, and only an UPDATE
+carries the probe in one round trip on SQLite, which has no ``SELECT ...
+FOR UPDATE``), so bumping a counter with it costs no statement, while
+retiring the column would leave the lock writing a dummy value. Every
+writer locks a stored provider before it changes it, and records in the
+feed (below) every provider it locked, so a provider's generation counts the
+committed transactions that changed it (a rolled-back claim leaves it
+alone): past its creation (at 0), it moves if and only if the feed
+stamps the row. Nothing decides
+on it inside the scheduler; it is the row's version for whoever reads the
+row: each worker's host table keeps it per provider
+(``scheduler.host_state``; equal to the database's once the feed is
+applied), ``scheduler-manage`` shows it, and a compare-and-swap or a
+Placement peer would compare it.
 
 Why a reader never misses a committed change
 --------------------------------------------
@@ -67,6 +125,7 @@ writes. It brings the single hot row back for as long as it is set.
 
 import contextlib
 import dataclasses
+import functools
 import random
 
 import sqlalchemy as sa
@@ -130,13 +189,51 @@ class Change:
         self.applied_in_memory = False
         self.left_to_poller = False
 
-    def lock_providers(self, provider_ids):
-        """Lock these providers (one UPDATE, primary-key order) and bump
-        their generation; returns how many exist."""
+    @property
+    def lock_probes_claims(self):
+        """Can ``lock_providers`` answer ``held_by`` in its own statement
+        (``UPDATE ... RETURNING``: PostgreSQL, SQLite)? Elsewhere (MySQL,
+        MariaDB) a claim reads its consumers' claims first, by a plain
+        SELECT (module docstring)."""
+        return self.session.bind.dialect.update_returning
+
+    def lock_providers(self, provider_ids, columns=(), held_by=None):
+        """Lock these providers and bump their generation: the one way a
+        provider row is locked (module docstring: order, SQL per dialect,
+        why it is race-free). One statement, plus one SELECT on MySQL and
+        MariaDB when ``columns`` are asked for.
+
+        ``columns``: names of ``providers`` columns to return, read under
+        the lock. ``held_by``: consumer uuids; the lock also says whether
+        any of them holds a claim on any provider (the claim's probe, no
+        separate read); only where ``lock_probes_claims``.
+
+        Returns a ``Locked``: how many of the providers exist (a missing
+        one is not locked) and, if asked, their rows and the probe's
+        answer.
+        """
         ids = sorted(set(provider_ids))
         if not ids:
-            return 0
-        return self.session.execute(_LOCK_BY_ID, {'ids': ids}).rowcount
+            return Locked(found=0)
+        columns = tuple(columns)
+        probe = held_by is not None
+        if not (columns or probe):
+            return Locked(found=self.session.execute(
+                _LOCK, {'ids': ids}).rowcount)
+        params = {'ids': ids}
+        if probe:
+            if not self.lock_probes_claims:
+                raise ValueError('the lock carries no probe on %s'
+                                 % self.session.bind.dialect.name)
+            params['consumers'] = sorted(set(held_by))
+        if self.session.bind.dialect.update_returning:
+            rows = self.session.execute(_lock_returning(columns, probe),
+                                        params).all()
+        else:
+            self.session.execute(_LOCK, params)
+            rows = self.session.execute(_read_locked(columns), params).all()
+        return Locked(found=len(rows), rows=rows,
+                      held=probe and any(row.held for row in rows))
 
     def providers(self, provider_ids):
         """Record that these providers (or their inventories) changed."""
@@ -188,18 +285,44 @@ class Change:
                 .execution_options(synchronize_session=False))
 
 
-def lock_statement(condition):
-    """The providers' lock, for writers that lock more than a list of ids
-    (``scheduler.db.claims``): one UPDATE bumping the generation of every
-    provider matching ``condition``, which takes their row locks."""
-    return (sa.update(P).where(condition)
-            .values(generation=P.c.generation + 1)
-            .execution_options(synchronize_session=False))
+@dataclasses.dataclass(frozen=True)
+class Locked:
+    """What ``Change.lock_providers`` locked: ``found`` providers (those
+    that exist); ``rows``, ``(id, *columns[, held])`` of each (in no
+    particular order), if columns or the probe were asked for; ``held``,
+    the probe's answer."""
+
+    found: int
+    rows: list = dataclasses.field(default_factory=list)
+    held: bool = False
 
 
-# built once: executing the same statement object reuses its cache key
-# and compiled form (expanding ``ids``)
-_LOCK_BY_ID = lock_statement(P.c.id.in_(sa.bindparam('ids', expanding=True)))
+# The statements are built once (per variant): executing the same object
+# reuses its cache key and compiled form, expanding ``ids``.
+_IDS = P.c.id.in_(sa.bindparam('ids', expanding=True))
+_LOCK = (sa.update(P).where(_IDS).values(generation=P.c.generation + 1)
+         .execution_options(synchronize_session=False))
+
+
+@functools.lru_cache(maxsize=None)
+def _lock_returning(columns, probe):
+    """``_LOCK ... RETURNING id, *columns`` and, with ``probe``, whether
+    the consumers ``:consumers`` hold any claim (``held``)."""
+    returned = [P.c.id] + [P.c[name] for name in columns]
+    if probe:
+        held = sa.select(models.allocations.c.id).where(
+            models.allocations.c.consumer_uuid.in_(
+                sa.bindparam('consumers', expanding=True)))
+        returned.append(sa.exists(held).label('held'))
+    return _LOCK.returning(*returned)
+
+
+@functools.lru_cache(maxsize=None)
+def _read_locked(columns):
+    """MySQL/MariaDB: the locked rows' ``id, *columns``, read after
+    ``_LOCK`` (the transaction's own change of the row, so its latest)."""
+    return (sa.select(P.c.id, *[P.c[name] for name in columns])
+            .where(_IDS).order_by(P.c.id))
 
 
 def _bump_statement(stripe):

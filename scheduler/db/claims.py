@@ -28,9 +28,11 @@ is its own statement: 6 statements and COMMIT. The statements are built
 once and reused, so SQLAlchemy's compiled cache serves every execution
 without building or walking a statement per call.
 
-Lock order in every writer is providers (ascending id) -> inventories ->
-feed stripe (``scheduler.db.changes``); deadlocks that the database still
-reports are retried by ``wrap_db_retry``.
+Every writer here locks the providers it changes with the one lock,
+``Change.lock_providers`` (``scheduler.db.changes``: lock order providers
+by ascending id -> inventories -> feed stripe, the SQL of each database,
+the generation it bumps); deadlocks that the database still reports are
+retried by ``wrap_db_retry``.
 """
 
 import collections
@@ -152,16 +154,14 @@ def _claim(db, claims, now, group, held_known=False):
             _lock_group(session, group)
             _enforce_group(session, group, claims, now)
         claimed = {c.provider_id for c in claims}
-        held = _lock_claimed(change, claimed, consumers, held_known)
+        held_on = _lock_claimed(change, claimed, consumers, held_known)
         # the driver confirms the new claims in its host table
         # (AssumedClaims); released ones it learns from the feed
-        change.applied_in_memory = not held
+        change.applied_in_memory = not held_on
         touched = set(claimed)
-        if held:
-            # read under the provider locks: a concurrent release may
-            # have taken some of them already
-            previous = _allocations_of(session, consumers, lock=True)
-            touched |= {r.provider_id for r in previous}
+        if held_on:
+            previous, touched = _claims_under_lock(change, consumers,
+                                                   claimed | held_on)
             _release_rows(session, previous)
         _take(session, _per_provider(claims), claims)
         session.execute(_INSERT_ALLOCATIONS, [
@@ -180,51 +180,51 @@ class _HoldsClaims(Exception):
     claim again, reading them first (``claim_resources``)."""
 
 
-def _lock_statement():
-    """Lock the claimed providers ``:ids`` and tell whether the consumers
-    ``:consumers`` already hold claims, in one statement: a claim of new
-    consumers costs no separate read of previous claims. Built once, so
-    its compiled form is reused (expanding parameters)."""
-    held = sa.select(ALLOC.c.id).where(ALLOC.c.consumer_uuid.in_(
-        sa.bindparam('consumers', expanding=True)))
-    return changes.lock_statement(
-        P.c.id.in_(sa.bindparam('ids', expanding=True))).returning(
-            P.c.id, sa.exists(held).label('held'))
-
-
-_LOCK_AND_PROBE = _lock_statement()
-
-
 def _lock_claimed(change, claimed, consumers, held_known):
     """Lock the providers of the claims and of the consumers' previous
-    claims (one UPDATE in primary-key order, ``scheduler.db.changes``);
-    True if the consumers hold claims. ClaimConflict if a claimed
-    provider is gone.
+    claims, in one call of the one lock; the providers of the previous
+    claims (empty if none). ClaimConflict if a claimed provider is gone.
 
-    Where the database has ``UPDATE ... RETURNING`` (PostgreSQL, SQLite)
-    and the request's consumers are not known to hold claims, the lock
-    itself says whether they do; if they do, ``_HoldsClaims`` rolls back,
-    so that the providers of the previous claims are locked in the same
-    UPDATE, in order, by the next attempt. Otherwise (MySQL, MariaDB, or
-    a retry) the previous claims are read first, by a plain SELECT: a
-    subquery inside a MariaDB UPDATE would take shared next-key locks on
-    ``allocations``, and two claims whose new consumers fall in one index
-    gap would deadlock on their INSERTs.
+    Where the lock can carry the probe (``lock_probes_claims``:
+    PostgreSQL, SQLite) and the request's consumers are not known to hold
+    claims, the lock itself says whether they do; if they do,
+    ``_HoldsClaims`` rolls back, so that the providers of the previous
+    claims are locked in the same call, in order, by the next attempt.
+    Otherwise (MySQL, MariaDB, or a retry) the previous claims are read
+    first, by a plain SELECT.
     """
     session = change.session
-    if session.bind.dialect.update_returning and not held_known:
-        rows = session.execute(_LOCK_AND_PROBE, {
-            'ids': sorted(claimed), 'consumers': consumers}).all()
-        if len(rows) != len(claimed):
+    if change.lock_probes_claims and not held_known:
+        locked = change.lock_providers(claimed, held_by=consumers)
+        if locked.found != len(claimed):
             _check_exist(session, claimed)
-        if any(row.held for row in rows):
+        if locked.held:
             raise _HoldsClaims()
-        return False
-    previous = _allocations_of(session, consumers)
-    touched = claimed | {r.provider_id for r in previous}
-    if change.lock_providers(touched) != len(touched):
+        return set()
+    previous = {r.provider_id for r in _allocations_of(session, consumers)}
+    touched = claimed | previous
+    if change.lock_providers(touched).found != len(touched):
         _check_exist(session, touched)
-    return bool(previous)
+    return previous
+
+
+def _claims_under_lock(change, consumers, locked):
+    """The consumers' claims, read under the locks of their providers;
+    returns them and every provider locked (``locked`` and more).
+
+    The providers were found by a read before the lock: a claim that moved
+    meanwhile (a concurrent reschedule) is on a provider not locked yet,
+    which is locked now, out of order (a deadlock is retried whole), so
+    that no provider changes without its lock and generation.
+    """
+    locked = set(locked)
+    while True:
+        rows = _allocations_of(change.session, consumers, lock=True)
+        more = {r.provider_id for r in rows} - locked
+        if not more:
+            return rows, locked
+        change.lock_providers(more)
+        locked |= more
 
 
 def _check_exist(session, provider_ids):
@@ -393,7 +393,7 @@ def delete_allocations(db, consumer_uuid):
             return 0
         touched = {r.provider_id for r in rows}
         change.lock_providers(touched)
-        rows = _allocations_of(session, [consumer_uuid], lock=True)
+        rows, touched = _claims_under_lock(change, [consumer_uuid], touched)
         _release_rows(session, rows)
         _forget_members(session, [consumer_uuid])
         change.providers(touched)
@@ -417,21 +417,31 @@ def sync_host_consumers(db, host, instance_uuids, grace_seconds, now=None):
             sa.select(P.c.id).where(P.c.host == host)).scalars().all()
         if not provider_ids:
             return 0, 0
-        change.lock_providers(provider_ids)
-        rows = session.execute(sa.select(ALLOC).where(
-            ALLOC.c.provider_id.in_(provider_ids)).with_for_update()).all()
+        on_host = sa.select(ALLOC).where(ALLOC.c.provider_id.in_(
+            provider_ids))
+        rows = session.execute(on_host).all()
+        locked = any(_stale(r, running, cutoff) for r in rows)
+        if locked:
+            # releasing changes the providers: lock them (their generation
+            # and the feed then say so) and read the claims again under
+            # the locks; confirming alone changes no provider
+            change.lock_providers(provider_ids)
+            rows = session.execute(on_host.with_for_update()).all()
+            change.providers(provider_ids)
         confirm = [r.id for r in rows
                    if r.consumer_uuid in running and r.confirmed_at is None]
-        stale = [r for r in rows if r.consumer_uuid not in running
-                 and r.created_at <= cutoff]
+        stale = [r for r in rows if _stale(r, running, cutoff)]
         if confirm:
             session.execute(sa.update(ALLOC).where(ALLOC.c.id.in_(confirm))
                             .values(confirmed_at=now))
         _release_rows(session, stale)
         _forget_members(session, {r.consumer_uuid for r in stale})
-        if stale:
-            change.providers(provider_ids)
         return len(confirm), len(stale)
+
+
+def _stale(row, running, cutoff):
+    """A claim of a consumer its host does not run, past the grace."""
+    return row.consumer_uuid not in running and row.created_at <= cutoff
 
 
 @db_api.retry_on_deadlock

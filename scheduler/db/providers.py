@@ -1,8 +1,9 @@
 """Providers and their inventories: writes from trackers, reads by workers.
 
 ``record_compute_node`` applies one tracker report: it creates or updates the
-provider and its inventories in one transaction, bumps its generation and
-records the change in the feed (``scheduler.db.changes``), and ignores
+provider and its inventories in one transaction, under the one provider
+lock (``Change.lock_providers``, which bumps its generation), records the
+change in the feed (``scheduler.db.changes``), and ignores
 reports older than the one already stored, so a report delivered twice or
 out of order never moves a host back in time. A report that repeats what
 is stored is not written at all (``record_compute_nodes``).
@@ -81,7 +82,8 @@ def inventories_from_node(node, defaults):
             'min_unit': 1, 'max_unit': max(total, 0), 'step_size': 1,
             'allocation_ratio': float(alloc_ratio),
             'reported_ratio': float(alloc_ratio),
-            'capacity': ratios.capacity(total, reserved, alloc_ratio),
+            'capacity': generic_inventory.capacity(total, reserved,
+                                                   alloc_ratio),
             'reported_used': used,
         }
     return generic_inventory.inventory_rows(node, rows)
@@ -139,11 +141,9 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
         return 0, skipped
     try:
         with changes.write(db) as change:
-            changed = _record_all(db, change.session, todo,
-                                  ratio_defaults, now)
-            change.providers(changed)
+            written = _record_all(db, change, todo, ratio_defaults, now)
             change.left_to_poller = True
-            return len(changed), skipped
+            return len(written), skipped
     except db_exc.DBDuplicateEntry:
         raise db_exc.RetryRequest(db_exc.DBDuplicateEntry())
 
@@ -201,38 +201,52 @@ def _same(row, stored_inventories, node, ratio_defaults):
                for rc in wanted for key in _INVENTORY_KEYS)
 
 
-def _record_all(db, session, todo, ratio_defaults, now):
+def _record_all(db, change, todo, ratio_defaults, now):
     """Write the reports of a batch; the ids of the providers written.
 
-    A bounded number of statements for the batch (the providers' ids,
-    their locks with the stored report times, the aggregates' ratio
-    overrides, one executemany each for the providers and inventories
-    already stored, one multi-row INSERT each for new providers and their
-    inventories). Reports older than the stored one are ignored.
+    A bounded number of statements for the batch (the providers' ids and
+    stored report times, their lock, the aggregates' ratio overrides, one
+    executemany each for the providers and inventories already stored,
+    one multi-row INSERT each for new providers and their inventories).
+    Reports older than the stored one are ignored, and their providers
+    are not locked: a lock bumps the generation, which moves only with a
+    change. Every provider locked is recorded in the feed.
     """
+    session = change.session
     hosts = sorted({node.host for node, _ in todo})
     # Lock rows by primary key only, once they are known to exist: on
     # MySQL/MariaDB a locking read of a missing row takes a gap lock, and
     # workers inserting different new hosts deadlock on each other's gaps.
-    ids = {(r.host, r.nodename): r.id for r in session.execute(
-        sa.select(P.c.id, P.c.host, P.c.nodename).where(P.c.host.in_(hosts)))}
-    stored = dict(session.execute(
-        sa.select(P.c.id, P.c.reported_at)
-        .where(P.c.id.in_(sorted(ids.values()))).order_by(P.c.id)
-        .with_for_update()).all()) if ids else {}
+    found = {(r.host, r.nodename): r for r in session.execute(
+        sa.select(P.c.id, P.c.host, P.c.nodename, P.c.reported_at)
+        .where(P.c.host.in_(hosts)))}
+    newer = {found[(node.host, node.nodename)].id for node, at in todo
+             if _is_newer(at, found.get((node.host, node.nodename)))}
+    stored = dict(change.lock_providers(
+        newer, columns=('reported_at',)).rows)
+    change.providers(stored)
     overrides = ratios.overrides(db, session, hosts)
     new, updates = [], []
     for node, reported_at in sorted(
             todo, key=lambda t: (t[0].host, t[0].nodename)):
-        provider_id = ids.get((node.host, node.nodename))
-        if provider_id not in stored:
+        row = found.get((node.host, node.nodename))
+        if row is None or (row.id in newer and row.id not in stored):
+            # unknown, or gone since it was read
             new.append((node, reported_at))
-        elif (stored[provider_id] is None
-              or reported_at > stored[provider_id]):
-            updates.append((provider_id, node, reported_at))
+        elif row.id in stored and (stored[row.id] is None
+                                   or reported_at > stored[row.id]):
+            updates.append((row.id, node, reported_at))
     changed = _insert_new(session, new, ratio_defaults, overrides, now)
+    change.providers(changed)
     _update_existing(session, updates, ratio_defaults, overrides)
     return changed + [provider_id for provider_id, _, _ in updates]
+
+
+def _is_newer(reported_at, row):
+    """Is a report of ``reported_at`` newer than stored ``row`` (as read
+    before the lock; the lock's own read decides)?"""
+    return row is not None and (row.reported_at is None
+                                or reported_at > row.reported_at)
 
 
 def _insert_new(session, new, ratio_defaults, overrides, now):
@@ -273,8 +287,9 @@ _B = sa.bindparam
 _INVENTORY_COLUMNS = ('total', 'reserved', 'min_unit', 'max_unit',
                       'step_size', 'allocation_ratio', 'reported_ratio',
                       'capacity', 'reported_used')
+# the provider is locked (and its generation bumped) by the lock first
 _UPDATE_PROVIDER = sa.update(P).where(P.c.id == _B('b_id')).values(
-    generation=P.c.generation + 1, disabled=_B('b_disabled'),
+    disabled=_B('b_disabled'),
     availability_zone=_B('b_zone'), reported_at=_B('b_reported_at'),
     attributes=_B('b_attributes'), kind=_B('b_kind'),
     # a report without the count keeps the stored one
@@ -365,6 +380,7 @@ def record_build_failure(db, host, node=None):
             query = query.where(P.c.nodename == node)
         ids = sorted(change.session.execute(query).scalars().all())
         if ids:
+            change.lock_providers(ids)
             change.session.execute(
                 sa.update(P).where(P.c.id.in_(ids))
                 .values(failed_builds=P.c.failed_builds + 1))

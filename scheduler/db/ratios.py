@@ -16,6 +16,7 @@ import json
 
 import sqlalchemy as sa
 
+from scheduler.model import generic_inventory
 from scheduler.model import resource_classes as rcs
 from scheduler.db import models
 
@@ -65,16 +66,13 @@ def aggregate_ratios(session, hosts):
     return found
 
 
-def capacity(total, reserved, ratio):
-    return max(int((total - reserved) * ratio), 0)
-
-
 def apply_overrides(inventories, overrides):
     """Set allocation_ratio/capacity of inventory dicts from overrides."""
     for rc, inv in inventories.items():
         ratio = overrides.get(rc, inv['reported_ratio'])
         inv['allocation_ratio'] = float(ratio)
-        inv['capacity'] = capacity(inv['total'], inv['reserved'], ratio)
+        inv['capacity'] = generic_inventory.capacity(
+            inv['total'], inv['reserved'], ratio)
     return inventories
 
 
@@ -83,7 +81,7 @@ def recompute_hosts(db, change, hosts):
     within write ``change`` (``scheduler.db.changes``) after their
     aggregates changed; nothing to do unless aggregates set ratios.
 
-    Locks the providers first (the writers' lock order); returns their ids
+    Locks the providers first (``Change.lock_providers``); returns their ids
     so the caller records them as changed.
     """
     if not hosts or not db.aggregate_allocation_ratios:
@@ -100,7 +98,8 @@ def recompute_hosts(db, change, hosts):
     for row in rows:
         ratio = imposed.get(host_of[row.provider_id], {}).get(
             row.resource_class, row.reported_ratio)
-        new_capacity = capacity(row.total, row.reserved, ratio)
+        new_capacity = generic_inventory.capacity(row.total, row.reserved,
+                                                  ratio)
         if (new_capacity, ratio) != (row.capacity, row.allocation_ratio):
             session.execute(sa.update(INV).where(INV.c.id == row.id).values(
                 allocation_ratio=ratio, capacity=new_capacity))

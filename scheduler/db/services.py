@@ -58,12 +58,11 @@ def object_versions():
 
 def register(db, host, worker, at=None):
     """Insert this process's record; returns its id."""
-    from scheduler.client import rpcapi  # rpcapi imports the client side
     at = at or now()
     with db.writer() as session:
         result = session.execute(sa.insert(SERVICES).values(
             host=host, binary=BINARY, pid=os.getpid(), worker=worker,
-            release=version.release(), rpc_version=rpcapi.RPC_API_VERSION,
+            release=version.release(), rpc_version=version.RPC_API_VERSION,
             object_versions=json.dumps(object_versions(), sort_keys=True),
             started_at=at, heartbeat_at=at))
         return result.inserted_primary_key[0]

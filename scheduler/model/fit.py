@@ -12,7 +12,8 @@ never offers what the claim refuses, nor the reverse:
 
 Three forms of the same rule: ``column_fits`` over a HostTable's numpy
 columns, ``row_fits`` for one database row, ``sql_fits`` as a SQL
-predicate over the ``inventories`` table.
+predicate over the ``inventories`` table. Capacity itself is derived
+by ``scheduler.model.generic_inventory.capacity``.
 """
 
 import numpy as np

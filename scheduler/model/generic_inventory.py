@@ -27,7 +27,8 @@ Contracts:
 * ``inventory_rows(node)`` is what ``scheduler.db.providers`` stores:
   the generic inventories override the classic fields' row of the same
   class, and a report with generic inventories has no classic row whose
-  total is zero (a storage backend has no VCPU).
+  total is zero (a storage backend has no VCPU); ``capacity`` is how
+  each row's capacity is derived.
 """
 
 import re
@@ -147,12 +148,16 @@ def _inventory(values, path):
     return row
 
 
+def capacity(total, reserved, ratio):
+    """What an inventory can hand out: ``(total - reserved) * ratio``,
+    rounded down, never negative (stored per inventory, so the claim's SQL
+    re-check and the planner read one figure)."""
+    return max(int((total - reserved) * ratio), 0)
+
+
 def inventory_rows(node, classic_rows):
     """The inventory rows of a report: ``classic_rows`` (from nova's
     fields) overridden and completed by the generic ``inventories``."""
-    # server side only: clients validate reports with this module too and
-    # must not load the database layer
-    from scheduler.db import ratios
     inventories = node.get('inventories') or {}
     if not inventories:
         return classic_rows
@@ -163,7 +168,7 @@ def inventory_rows(node, classic_rows):
                      else int(value)) for key, value in inventory.items()}
         rows[rc] = dict(
             inv, resource_class=rc, reported_ratio=inv['allocation_ratio'],
-            capacity=ratios.capacity(inv['total'], inv['reserved'],
+            capacity=capacity(inv['total'], inv['reserved'],
                                      inv['allocation_ratio']),
             reported_used=int(used.get(rc, 0)))
     return rows
