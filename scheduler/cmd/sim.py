@@ -22,10 +22,10 @@ import tempfile
 import threading
 import time
 
+from scheduler.service import composition
 from scheduler.db import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
-from scheduler import manager
 from scheduler.service import masking
 from scheduler.rpc import messaging
 from scheduler import version
@@ -133,7 +133,7 @@ class Simulation:
         self.db = db_api.Database(self.conf)
         migration.db_sync(self.db)
         self.transport = messaging.get_transport(self.conf)
-        self.managers = [manager.SchedulerManager(
+        self.managers = [composition.build_manager(
             self.conf, db_api.Database(self.conf))
             for _ in range(self.args.scheduler_workers)]
         self.servers = [messaging.get_server(self.conf, self.transport, [m])

@@ -6,6 +6,10 @@ the group's members among the host's instances), and at least one on each
 host the caller lists; every instance placed by
 the request is added, so the instances of one multi-instance request
 respect the policy among themselves too.
+
+The group's ``policy`` and ``rules`` were checked at the RPC edge (the
+``INSTANCE_GROUP`` schema of ``scheduler.rpc.schemas``): one of
+``HARD + SOFT``, ``max_server_per_host`` a positive integer.
 """
 
 import collections
@@ -13,7 +17,6 @@ import collections
 import numpy as np
 
 from scheduler.db import claims
-from scheduler import exception
 
 HARD = ('affinity', 'anti-affinity')
 SOFT = ('soft-affinity', 'soft-anti-affinity')
@@ -30,20 +33,8 @@ class GroupPlacement:
     @classmethod
     def from_group(cls, group, placed_hosts, reported_members=None):
         policy = group.get('policy')
-        if policy not in HARD + SOFT:
-            raise exception.InvalidField(
-                field='spec_obj.instance_group.policy',
-                reason='expected one of %s, got %r' %
-                (', '.join(HARD + SOFT), policy))
-        raw = group.get('rules', {}).get('max_server_per_host', '1')
-        try:
-            max_per_host = int(raw)
-            if max_per_host < 1:
-                raise ValueError(raw)
-        except ValueError:
-            raise exception.InvalidField(
-                field='spec_obj.instance_group.rules.max_server_per_host',
-                reason='expected a positive integer, got %r' % (raw,))
+        max_per_host = int(group.get('rules', {}).get(
+            'max_server_per_host', '1'))
         hosts = collections.Counter(placed_hosts)
         # a member both claimed and reported must count once
         for host, count in (reported_members or {}).items():

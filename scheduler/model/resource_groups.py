@@ -1,18 +1,24 @@
-"""What each resource group of a request asks for, validated once.
+"""What each resource group of a request asks for, and the rules of one.
 
-``validate(spec, path)`` checks ``RequestSpec.resource_groups`` and
-``RequestSpec.locality`` and raises ``InvalidField`` naming the first
-bad field:
+The rules between fields of a request that JSON Schema cannot say are
+pure functions here, each returning ``(path, reason)`` (the path relative
+to what they were given, as a list) or None; the RPC edge names them in
+its schemas (``scheduler.rpc.schemas``), so a request that breaks one
+never reaches the driver. They read mappings or objects alike (``.get``):
 
-* group names are unique, non-empty; at most one group is of kind
+* ``group_problem(group)``: a group that is not of kind ``'compute'``
+  asks for resources; no trait is both required and forbidden;
+* ``duplicate_name(groups)``: group names are unique;
+* ``compute_groups_problem(groups)``: at most one group of kind
   ``'compute'`` (it is the instance itself);
-* resource classes and traits are well-formed names
-  (``scheduler.model.generic_inventory``), amounts are positive, every
-  inner list of ``any_traits`` has at least one trait, and no trait is both
-  required and forbidden;
-* a locality rule names at least two known groups, a ``scope`` that is a
-  locality key ('rack', 'row', 'availability_zone', 'host', ...) and a
-  ``policy`` of 'same' or 'different'.
+* ``locality_problem(spec)``: a locality rule names at least two known
+  groups;
+* ``claims_nothing(spec)``: a request without groups whose flavor claims
+  no resource.
+
+``validate(spec, path)`` is the client library's check before it sends:
+these rules and the well-formed names of
+``scheduler.model.generic_inventory``, raising ``InvalidField``.
 
 ``demands(spec, flavor_resources)`` is what the planner places per
 instance: a request without groups is the one compute group ``'compute'``
@@ -20,14 +26,14 @@ of its flavor; a compute group without ``resources`` takes the flavor's.
 """
 
 import dataclasses
-import re
 
 from scheduler import exception
 from scheduler.model import generic_inventory
 
 COMPUTE = 'compute'
 POLICIES = ('same', 'different')
-_SCOPE = re.compile(r'^[a-z][a-z0-9_.-]*$')
+#: a locality key: 'rack', 'row', 'availability_zone', 'host' ...
+SCOPE_PATTERN = r'^[a-z][a-z0-9_.-]*$'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,73 +70,94 @@ def demands(spec, flavor_resources):
         any_of=tuple(tuple(t) for t in g.any_traits)) for g in groups]
 
 
-def validate(spec, path='spec_obj'):
-    """Raise InvalidField for the first bad group or rule of ``spec``."""
-    names = []
-    for index, group in enumerate(spec.get('resource_groups') or []):
-        _check_group(group, '%s.resource_groups[%d]' % (path, index), names)
-        names.append(group.name)
-    if sum(1 for g in spec.get('resource_groups') or []
-           if g.kind == COMPUTE) > 1:
-        raise exception.InvalidField(
-            field=path + '.resource_groups',
-            reason='at most one group of kind compute (the instance)')
-    for index, rule in enumerate(spec.get('locality') or []):
-        _check_rule(rule, '%s.locality[%d]' % (path, index), names)
-
-
-def _check_group(group, path, seen):
-    group.obj_complete(path)
-    if not group.name or group.name in seen:
-        raise exception.InvalidField(
-            field=path + '.name', reason='group names are non-empty and '
-            'unique, got %r' % (group.name,))
-    generic_inventory.check_kind(group.kind, path + '.kind')
-    for rc, amount in group.resources.items():
-        generic_inventory.check_resource_class(rc, '%s.resources.%s' %
-                                             (path, rc))
-        if amount <= 0:
-            raise exception.InvalidField(
-                field='%s.resources.%s' % (path, rc),
-                reason='must be positive, got %r' % (amount,))
-    if not group.resources and group.kind != COMPUTE:
-        raise exception.InvalidField(
-            field=path + '.resources',
-            reason='a %s group must ask for resources' % group.kind)
-    for key in ('required_traits', 'forbidden_traits'):
-        for i, trait in enumerate(getattr(group, key)):
-            generic_inventory.check_trait(trait, '%s.%s[%d]' % (path, key, i))
-    for i, options in enumerate(group.any_traits):
-        if not options:
-            raise exception.InvalidField(
-                field='%s.any_traits[%d]' % (path, i),
-                reason='needs at least one trait')
-        for j, trait in enumerate(options):
-            generic_inventory.check_trait(
-                trait, '%s.any_traits[%d][%d]' % (path, i, j))
-    both = set(group.required_traits) & set(group.forbidden_traits)
+def group_problem(group):
+    """A non-compute group without resources; a trait both required and
+    forbidden."""
+    if not group.get('resources') and group.get('kind', COMPUTE) != COMPUTE:
+        return ['resources'], 'a %s group must ask for resources' % (
+            group.get('kind'),)
+    both = set(group.get('required_traits') or ()) & set(
+        group.get('forbidden_traits') or ())
     if both:
-        raise exception.InvalidField(
-            field=path + '.forbidden_traits',
-            reason='%s both required and forbidden' % sorted(both)[0])
+        return ['forbidden_traits'], '%s both required and forbidden' % (
+            sorted(both)[0],)
+    return None
 
 
-def _check_rule(rule, path, names):
-    rule.obj_complete(path)
-    if len(set(rule.groups)) < 2:
-        raise exception.InvalidField(
-            field=path + '.groups', reason='a rule relates at least two '
-            'groups, got %r' % (list(rule.groups),))
-    for name in rule.groups:
-        if name not in names:
-            raise exception.InvalidField(
-                field=path + '.groups', reason='no resource group %r '
-                '(groups: %s)' % (name, ', '.join(names) or 'none'))
-    if not _SCOPE.match(rule.scope or ''):
-        raise exception.InvalidField(
-            field=path + '.scope', reason='a locality key (rack, row, '
-            'availability_zone, host ...), got %r' % (rule.scope,))
-    if rule.policy not in POLICIES:
-        raise exception.InvalidField(
-            field=path + '.policy', reason='expected same or different, '
-            'got %r' % (rule.policy,))
+def duplicate_name(groups):
+    seen = set()
+    for index, group in enumerate(groups):
+        name = group.get('name')
+        if not name or name in seen:
+            return [index, 'name'], ('group names are non-empty and '
+                                     'unique, got %r' % (name,))
+        seen.add(name)
+    return None
+
+
+def compute_groups_problem(groups):
+    if sum(1 for g in groups if g.get('kind', COMPUTE) == COMPUTE) > 1:
+        return [], 'at most one group of kind compute (the instance)'
+    return None
+
+
+def locality_problem(spec):
+    names = [g.get('name') for g in spec.get('resource_groups') or ()]
+    for index, rule in enumerate(spec.get('locality') or ()):
+        groups = list(rule.get('groups') or ())
+        path = ['locality', index, 'groups']
+        if len(set(groups)) < 2:
+            return path, ('a rule relates at least two groups, got %r' %
+                          (groups,))
+        for name in groups:
+            if name not in names:
+                return path, ('no resource group %r (groups: %s)' % (
+                    name, ', '.join(map(str, names)) or 'none'))
+    return None
+
+
+def claims_nothing(spec):
+    """A request without groups whose flavor asks for no resource."""
+    if spec.get('resource_groups'):
+        # the flavor may be empty (a volume alone)
+        return False
+    flavor = spec.get('flavor') or {}
+    if any(k.startswith('resources') for k in flavor.get('extra_specs')
+           or {}):
+        return False
+    return not any(flavor.get(key) for key in (
+        'vcpus', 'memory_mb', 'root_gb', 'ephemeral_gb', 'swap'))
+
+
+def _raise(problem, path):
+    if problem:
+        field = path + ''.join('[%d]' % p if isinstance(p, int) else
+                               '.%s' % p for p in problem[0])
+        raise exception.InvalidField(field=field, reason=problem[1])
+
+
+def validate(spec, path='spec_obj'):
+    """The client's check (see module doc): InvalidField for the first
+    bad group or rule of RequestSpec ``spec``."""
+    groups = spec.get('resource_groups') or []
+    for index, group in enumerate(groups):
+        at = '%s.resource_groups[%d]' % (path, index)
+        group.obj_complete(at)
+        generic_inventory.check_kind(group.kind, at + '.kind')
+        for rc, amount in group.resources.items():
+            generic_inventory.check_resource_class(
+                rc, '%s.resources.%s' % (at, rc))
+            if amount <= 0:
+                raise exception.InvalidField(
+                    field='%s.resources.%s' % (at, rc),
+                    reason='must be positive, got %r' % (amount,))
+        for key in ('required_traits', 'forbidden_traits'):
+            for i, trait in enumerate(getattr(group, key)):
+                generic_inventory.check_trait(trait, '%s.%s[%d]' % (
+                    at, key, i))
+        _raise(group_problem(group), at)
+    _raise(duplicate_name(groups), path + '.resource_groups')
+    _raise(compute_groups_problem(groups), path + '.resource_groups')
+    for index, rule in enumerate(spec.get('locality') or []):
+        rule.obj_complete('%s.locality[%d]' % (path, index))
+    _raise(locality_problem(spec), path)

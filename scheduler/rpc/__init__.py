@@ -7,5 +7,6 @@ the argument checks run once per message (``validation``), policy
 (``policy``), call-monitor heartbeats (``call_monitor``), the limits on a
 body before it is decoded (``inbound``) and the report topic's consumer
 that acknowledges after commit (``report_consumer``). Nothing here
-schedules, and nothing here is imported by the client library.
+schedules; the client library imports only ``messaging`` (the transport
+and serializer both sides share).
 """

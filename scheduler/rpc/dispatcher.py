@@ -4,12 +4,16 @@
 additions, so that no input and no database outage reaches a caller or the
 log as a traceback:
 
-* each argument is checked by ``validation.check_structure`` against the
-  ``[limits]`` options *before* it is decoded into objects, and an argument
-  the method does not take is refused by name;
-* ``InvalidRequest`` (raised by validation, the serializer or the manager)
-  is an expected exception: a call gets it back, a cast is dropped with
-  one warning naming the method and the field;
+* every message is checked once, here, before the manager's method runs
+  (``validation.EdgeCheck``): its raw arguments against the ``[limits]``
+  options and the names the method takes, then, once deserialized and
+  read (``scheduler.rpc.arguments``), against the method's JSON Schema
+  for the message's version (``scheduler.rpc.schemas``). A caller the
+  policy refuses learns nothing of its arguments: the manager's policy
+  check answers it first;
+* ``InvalidRequest`` (raised by the edge check or the serializer) is an
+  expected exception: a call gets it back, a cast is dropped with one
+  warning naming the method and the field;
 * an unknown method or an unsupported version is answered with
   ``InvalidRequest`` listing what this worker serves;
 * a database outage is answered with ``DatabaseUnavailable`` and any other
@@ -21,6 +25,7 @@ log as a traceback:
 """
 
 import inspect
+import threading
 import uuid
 
 import sqlalchemy.exc as sa_exc
@@ -31,6 +36,9 @@ from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from scheduler.rpc import call_monitor
 from scheduler import exception
 from scheduler.db import outages
+from scheduler.rpc import arguments
+from scheduler.rpc import policy
+from scheduler.rpc import schemas
 from scheduler.rpc import validation
 
 LOG = logging.getLogger(__name__)
@@ -75,10 +83,9 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         super().__init__(endpoints, serializer)
         self.limits = limits
         self.host = host
-        # (endpoint class, method) -> its argument names: signatures do
-        # not change, and inspecting one costs more than the call's
-        # whole argument check
-        self._accepted = {}
+        self.edge = validation.EdgeCheck(limits)
+        # the version of the message this thread dispatches
+        self._message = threading.local()
         self._monitor = call_monitor.CallMonitor()
 
     def dispatch(self, incoming):
@@ -94,6 +101,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
 
     def _dispatch(self, incoming):
         method = incoming.message.get('method')
+        self._message.version = incoming.message.get('version')
         # a cast has no reply queue (oslo.messaging's AMQP drivers)
         is_cast = not getattr(incoming, 'reply_q', None)
         try:
@@ -135,45 +143,31 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
 
     def _do_dispatch(self, endpoint, method, ctxt, args):
         try:
-            self._check_args(endpoint, method, args)
-        except exception.InvalidRequest as exc:
-            _expected(exc)
-        try:
-            return super()._do_dispatch(endpoint, method, ctxt, args)
+            return self._checked_call(endpoint, method, ctxt, args)
         except exception.InvalidRequest as exc:
             _expected(exc)
 
-    def _check_args(self, endpoint, method, args):
-        if not isinstance(args, dict):
-            raise exception.InvalidField(field='args',
-                                         reason='expected a dict')
-        key = (type(endpoint), method)
-        try:
-            accepted = self._accepted[key]
-        except KeyError:
-            accepted = self._accepted.setdefault(
-                key, _parameters(getattr(endpoint, method)))
-        for name, value in args.items():
-            if accepted is not None and name not in accepted:
-                raise exception.InvalidField(
-                    field=name, reason='unknown argument (accepted: %s)' %
-                    ', '.join(accepted))
-            validation.check_structure(value, name, self.limits)
+    def _checked_call(self, endpoint, method, ctxt, args):
+        """oslo.messaging's ``_do_dispatch`` with the edge check
+        (module docstring) between deserializing and calling."""
+        func = getattr(endpoint, method)
+        version = self._message.version
+        described = method in schemas.METHODS
+        if described:
+            self.edge.check_message(method, version, args)
+        ctxt = self.serializer.deserialize_context(ctxt)
+        args = {name: self.serializer.deserialize_entity(ctxt, value)
+                for name, value in args.items()}
+        if described and self._allowed(endpoint, method, ctxt):
+            args = arguments.read(method, args)
+            self.edge.check_arguments(method, version, args)
+        result = func(ctxt, **args)
+        return self.serializer.serialize_entity(ctxt, result)
 
-
-def _parameters(func):
-    """Argument names ``func`` takes besides ``ctxt``, looking through
-    decorators that take ``*args, **kwargs`` (oslo.messaging's
-    ``expected_exceptions`` keeps the function in its closure); None if
-    they cannot be known."""
-    for _ in range(4):
-        params = inspect.signature(func).parameters
-        if not any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-                   for p in params.values()):
-            return [name for name in params if name not in ('self', 'ctxt')]
-        inner = [c.cell_contents for c in (func.__closure__ or ())
-                 if inspect.isfunction(c.cell_contents)]
-        if len(inner) != 1:
-            return None
-        func = inner[0]
-    return None
+    @staticmethod
+    def _allowed(endpoint, method, ctxt):
+        """Whether policy lets ``ctxt`` call ``method``; a refused caller
+        is answered by the method's own policy check."""
+        if not hasattr(endpoint, 'conf'):
+            return True
+        return policy.allows(endpoint, ctxt, method)

@@ -1,45 +1,49 @@
-"""Input validation: what a message may contain before it touches state.
+"""The RPC edge's check: every argument, once, before the manager runs.
 
-Two layers, both raising ``scheduler.exception.InvalidField`` naming the
-field (``spec_obj.flavor.vcpus``, ``aggregates[0].uuid``) and what was
-wrong:
+``EdgeCheck(limits)`` checks one message of a method at an RPC version,
+in the order the dispatcher runs it, raising
+``scheduler.exception.InvalidField`` that names the field
+(``spec_obj.flavor.vcpus``, ``aggregates[0].uuid``,
+``spec_obj.resource_groups[0].resources.X``) and what was wrong:
 
-* ``check_structure(value, path, limits)`` runs on every RPC argument as
-  it arrives, before it is turned into objects: nesting depth, list and
-  string lengths, the total number of values, non-finite or out-of-range
-  numbers, strings that are not valid unicode, and fractional values for
-  integer fields of a scheduler object (which oslo.versionedobjects would
-  silently truncate). It walks iteratively, so no message can raise a
-  RecursionError, in one pass that reads the limits once and names a
-  field's path only when it refuses it.
-* ``check_request``, ``check_report``, ``check_stats``,
-  ``check_aggregate`` and ``check_instance_uuids`` are the meaning checks
-  of one method's arguments (called by the manager): a request that claims
-  nothing, an instance count past ``[limits] max_instances_per_request``,
-  duplicate consumers, a report from the future, a non-finite allocation
-  ratio, an id that is not a UUID.
+1. ``check_message(method, version, args)``, on the raw message before
+   anything is decoded: an argument the method does not take is refused
+   by name, then each argument goes through ``check_structure``: nesting
+   depth, list and string lengths, the total number of values, non-finite
+   or out-of-range numbers, strings that are not valid unicode, and
+   fractional values for integer fields of a scheduler object (which
+   oslo.versionedobjects would silently truncate; a plain dict the
+   method's schema module lists in ``RAW_OBJECTS`` counts as that
+   object). It walks iteratively, so no message can raise a
+   RecursionError, and it guards the schema validator against huge input;
+2. the dispatcher deserializes the arguments and reads them into what the
+   manager takes (``scheduler.rpc.arguments``);
+3. ``check_arguments(method, version, args)`` applies the method's JSON
+   Schema for that version (``scheduler.rpc.schemas``) to the arguments'
+   ``view``: objects as the mappings of their set fields. Cross-field
+   rules are the schema keywords of ``scheduler.rpc.schemas.keywords``.
 
 ``limits`` is the ``[limits]`` option group (``conf.limits``) or any object
-with the same attributes.
+with the same attributes. ``order_stamp`` orders casts by their send time.
 """
 
-import datetime
 import functools
 import math
 
+import jsonschema
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields as ovo_fields
 
 from scheduler import exception
 from scheduler.objects import base
+from scheduler.rpc import schemas
+from scheduler.rpc.schemas import keywords
 
 _OBJ_NAME = 'scheduler_object.name'
 _OBJ_DATA = 'scheduler_object.data'
 # Values stored in BIGINT columns and numpy int64 columns.
 _INT_RANGE = (-2 ** 63, 2 ** 63 - 1)
-RATIO_KEYS = ('cpu_allocation_ratio', 'ram_allocation_ratio',
-              'disk_allocation_ratio')
 
 
 def _invalid(path, reason):
@@ -68,10 +72,11 @@ def _check_scalar(value, node, limits):
             raise _invalid(_path(node), 'not a finite number: %r' % value)
 
 
-def _integer_fields(primitive):
-    """Names of the integer fields of the object ``primitive`` encodes."""
+def _integer_fields(primitive, name=None):
+    """Names of the integer fields of the object ``primitive`` encodes
+    (or, for a plain dict, of object ``name``)."""
     classes = base.SchedulerObjectRegistry.obj_classes().get(
-        primitive.get(_OBJ_NAME)) or []
+        name or primitive.get(_OBJ_NAME)) or []
     if not classes:
         return frozenset()
     return _integer_field_names(classes[0])
@@ -143,9 +148,12 @@ class _Limits:
             setattr(self, name, getattr(limits, name))
 
 
-def check_structure(value, path, limits):
+def check_structure(value, path, limits, raw_object=None):
     """Check one RPC argument's shape and size (see module docstring),
-    in one pass over it."""
+    in one pass over it; a plain dict ``value`` holds the fields of
+    object ``raw_object`` if given."""
+    if raw_object and isinstance(value, dict) and _OBJ_NAME not in value:
+        check_integral(value, _integer_fields(value, raw_object), path)
     limits = _Limits(limits)
     max_items, max_depth, max_length = (limits.max_message_items,
                                         limits.max_nesting_depth,
@@ -176,88 +184,132 @@ def check_structure(value, path, limits):
             _check_scalar(item, node, limits)
 
 
-def check_instance_uuids(uuids, path):
-    """Duplicate consumers in one request would get two claims each."""
-    seen = set()
-    for index, uuid in enumerate(uuids or ()):
-        if uuid in seen:
-            raise _invalid('%s[%d]' % (path, index),
-                           'duplicate instance uuid %s' % uuid)
-        seen.add(uuid)
+class View(dict):
+    """An argument as its schema sees it: a dict whose items are also
+    attributes, so a model rule reading ``spec.flavor.vcpus`` reads a
+    view as it reads the object."""
 
+    __slots__ = ()
 
-def _claims_nothing(flavor):
-    if any(k.startswith('resources') for k in flavor.extra_specs or {}):
-        return False
-    return not (flavor.vcpus or flavor.memory_mb or flavor.root_gb
-                or flavor.ephemeral_gb or flavor.swap)
-
-
-def check_request(spec, instance_uuids, limits):
-    """Meaning checks of a select_destinations request."""
-    count = spec.num_instances
-    if count < 1:
-        raise _invalid('spec_obj.num_instances', 'must be at least 1')
-    if count > limits.max_instances_per_request:
-        raise _invalid('spec_obj.num_instances', '%d is more than [limits] '
-                       'max_instances_per_request (%d)' %
-                       (count, limits.max_instances_per_request))
-    # with resource groups the flavor may be empty (a volume alone); the
-    # groups' own amounts are checked by scheduler.model.resource_groups
-    if not spec.get('resource_groups') and _claims_nothing(spec.flavor):
-        raise _invalid('spec_obj.flavor', 'requests no resources (0 vcpus, '
-                       '0 MB, 0 GB): nothing to claim')
-    check_instance_uuids(instance_uuids, 'instance_uuids')
-    check_instance_uuids(spec.instance_uuids, 'spec_obj.instance_uuids')
-
-
-def check_not_future(stamp, path, limits, now=None):
-    """Refuse a timestamp more than ``max_clock_skew`` ahead of now."""
-    if stamp is None:
-        return
-    now = now or timeutils.utcnow()
-    if stamp.tzinfo is not None:
-        stamp = stamp.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-    ahead = (stamp - now).total_seconds()
-    if ahead > limits.max_clock_skew:
-        raise _invalid(path, '%s is %.0f s in the future (more than '
-                       '[limits] max_clock_skew, %d s)' %
-                       (stamp.isoformat(), ahead, limits.max_clock_skew))
-
-
-def check_stats(stats, node_cls):
-    """Fractional amounts in a raw report dict (truncated otherwise)."""
-    if isinstance(stats, dict):
-        check_integral(stats, _integer_field_names(node_cls), 'stats')
-
-
-def check_report(node, limits, now=None):
-    """Meaning checks of a tracker report (a ComputeNode)."""
-    check_not_future(node.get('updated_at'), 'stats.updated_at', limits,
-                     now)
-    for name in RATIO_KEYS:
-        value = node.get(name)
-        if value is not None and not math.isfinite(value):
-            raise _invalid('stats.%s' % name, 'not a finite number')
-
-
-def check_aggregate(aggregate, path):
-    """An aggregate's id must be a UUID, its ratios finite numbers >= 0."""
-    if not uuidutils.is_uuid_like(aggregate.get('uuid')):
-        raise _invalid('%s.uuid' % path,
-                       'not a UUID: %r' % (aggregate.get('uuid'),))
-    metadata = aggregate.get('metadata') or {}
-    for key in RATIO_KEYS:
-        if key not in metadata:
-            continue
+    def __getattr__(self, name):
         try:
-            ratio = float(metadata[key])
-        except ValueError:
-            ratio = float('nan')
-        if not math.isfinite(ratio) or ratio < 0:
-            raise _invalid('%s.metadata.%s' % (path, key),
-                           'expected a finite number >= 0, got %r' %
-                           metadata[key])
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def view(value):
+    """Plain data of an argument: an object is the View of its set
+    fields, lists and dicts are copied, anything else is itself."""
+    if isinstance(value, base.SchedulerObject):
+        return View((name, view(getattr(value, name)))
+                    for name in value.fields if value.obj_attr_is_set(name))
+    if isinstance(value, dict):
+        return View((key, view(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [view(item) for item in value]
+    return value
+
+
+_FORMATS = jsonschema.FormatChecker(formats=())
+_FORMATS.checks('uuid')(uuidutils.is_uuid_like)
+_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+    'array', lambda checker, value: isinstance(value, (list, tuple)))
+
+
+def _field(error):
+    """The field an error names: the argument, then ``.key`` or
+    ``[index]`` per step; a missing property is named too."""
+    if getattr(error, 'field', None):
+        return error.field
+    steps = list(error.absolute_path)
+    if error.validator == 'required':
+        steps.append(next(name for name in error.validator_value
+                          if name not in error.instance))
+    field = str(steps[0]) if steps else 'args'
+    for step in steps[1:]:
+        field += '[%d]' % step if isinstance(step, int) else '.%s' % step
+    return field
+
+
+_REASONS = {
+    'required': lambda e: 'missing',
+    'type': lambda e: 'expected %s, got %s' % (
+        ' or '.join(e.validator_value) if isinstance(
+            e.validator_value, list) else e.validator_value,
+        type(e.instance).__name__),
+    'format': lambda e: 'not a UUID: %r' % (e.instance,),
+    'minimum': lambda e: 'must be at least %s' % e.validator_value,
+    'exclusiveMinimum': lambda e: 'must be positive, got %r' % (
+        e.instance,),
+    'minLength': lambda e: 'must not be empty',
+    'minItems': lambda e: 'needs at least %d item(s)' % e.validator_value,
+    'maxItems': lambda e: 'at most %d items' % e.validator_value,
+    'enum': lambda e: 'expected one of %s, got %r' % (
+        ', '.join(map(str, e.validator_value)), e.instance),
+}
+
+
+def _deepest(error):
+    """Of an error of ``anyOf`` without its own reason, the sub-error
+    that went deepest into the value: the one that names the field."""
+    while error.validator in ('anyOf', 'oneOf') and error.context and \
+            not error.schema.get('x-reason'):
+        error = max(error.context, key=lambda e: len(e.absolute_path))
+    return error
+
+
+def _reason(error):
+    custom = error.schema.get('x-reason') if isinstance(
+        error.schema, dict) else None
+    if custom:
+        return '%s, got %r' % (custom, error.instance)
+    explain = _REASONS.get(error.validator)
+    return explain(error) if explain else error.message
+
+
+class EdgeCheck:
+    """See the module docstring: the checks of one worker's messages."""
+
+    def __init__(self, limits):
+        self.limits = limits
+        self._validator_cls = jsonschema.validators.extend(
+            jsonschema.Draft202012Validator, keywords.build(limits),
+            type_checker=_TYPES)
+        self._validators = {}
+
+    def accepted(self, method, version):
+        """The arguments ``method`` takes, in order."""
+        return list(schemas.schema_for(method, version)['properties'])
+
+    def check_message(self, method, version, args):
+        """Step 1 (module doc), on the raw arguments."""
+        if not isinstance(args, dict):
+            raise _invalid('args', 'expected a dict')
+        accepted = self.accepted(method, version)
+        raw = schemas.raw_objects(method)
+        for name, value in args.items():
+            if name not in accepted:
+                raise _invalid(name, 'unknown argument (accepted: %s)' %
+                               ', '.join(accepted))
+            check_structure(value, name, self.limits, raw.get(name))
+
+    def check_arguments(self, method, version, args):
+        """Step 3 (module doc), on the arguments as read."""
+        error = next(self._validator(method, version).iter_errors(
+            view(args)), None)
+        if error is not None:
+            error = _deepest(error)
+            raise _invalid(_field(error), _reason(error))
+
+    def _validator(self, method, version):
+        key = (method, version)
+        try:
+            return self._validators[key]
+        except KeyError:
+            return self._validators.setdefault(key, self._validator_cls(
+                schemas.schema_for(method, version),
+                format_checker=_FORMATS))
 
 
 def order_stamp(ctxt, limits, now=None):

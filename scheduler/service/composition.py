@@ -17,10 +17,12 @@
 
 Nothing else constructs these: the manager takes them as they are, and a
 test or a tool can build its own ``Parts`` to pass in.
+``build_manager(conf, db=None)`` is the endpoint served with its parts.
 """
 
 import dataclasses
 
+from scheduler import manager
 from scheduler.service import claim_sweeper
 from scheduler.driver import decision_recorder
 from scheduler.service import notifications
@@ -78,6 +80,12 @@ def build(conf, db=None):
                  notifier=notifications.SelectDestinationsNotifier(
                      conf, conf.host),
                  driver=driver)
+
+
+def build_manager(conf, db=None):
+    """A ``SchedulerManager`` with its parts, built from ``conf`` (and
+    ``db``, a ``Database``, when given)."""
+    return manager.SchedulerManager(conf, build(conf, db))
 
 
 def counted_image_properties(conf):

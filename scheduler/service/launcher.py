@@ -43,7 +43,7 @@ from scheduler.service import broker_tls
 from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler.rpc import log_filters
-from scheduler import manager
+from scheduler.service import composition
 from scheduler.service import masking
 from scheduler.rpc import messaging
 from scheduler.service import heartbeat
@@ -205,7 +205,7 @@ class Worker(cotyledon.Service):
 
     def run(self):
         log_filters.expected_database_faults()
-        self.endpoint = manager.SchedulerManager(self.conf)
+        self.endpoint = composition.build_manager(self.conf)
         if self.serves != messaging.SERVES_REPORTS:
             self.endpoint.host_cache.refresh(force=True)
         self.transport = messaging.get_transport(self.conf)

@@ -1,6 +1,7 @@
-"""SchedulerManager, the RPC endpoint: calls answer or raise an expected
-InvalidRequest naming the field; casts with bad input log one warning and
-never raise; an out-of-date report never moves a host back in time."""
+"""SchedulerManager, the RPC endpoint, behind the RPC edge: calls answer or
+raise an expected InvalidRequest naming the field; casts with bad input
+log one warning and never raise; an out-of-date report never moves a host
+back in time."""
 
 import datetime
 import logging
@@ -8,14 +9,15 @@ import logging
 import pytest
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
+from scheduler.service import composition
 from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import exception
-from scheduler import manager as sched_manager
 from scheduler.model import names
 from scheduler import objects
 from scheduler.model import resource_classes as rcs
 from scheduler.db import providers as db_providers
+from tests.unit.rpc import edge
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 UUID2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
@@ -25,7 +27,7 @@ HOST = {'vcpus': 8, 'memory_mb': 16384, 'local_gb': 500}
 
 @pytest.fixture
 def manager(conf, db):
-    return sched_manager.SchedulerManager(conf, db)
+    return composition.build_manager(conf, db)
 
 
 def _spec(**flavor):
@@ -63,8 +65,9 @@ BAD_CALLS = [
                          ids=[c[1] + '-%d' % i
                               for i, c in enumerate(BAD_CALLS)])
 def test_select_destinations_rejects_bad_arguments(manager, kwargs, field):
-    error = _expected_error(manager.select_destinations, CTXT, **kwargs)
-    assert isinstance(error, exception.InvalidRequest)
+    with pytest.raises(exception.InvalidRequest) as info:
+        edge.send(manager, 'select_destinations', cast=False, **kwargs)
+    error = info.value
     assert error.kwargs['field'] == field
     assert field in str(error)
 
@@ -114,11 +117,13 @@ BAD_REPORTS = [
                               for i, c in enumerate(BAD_REPORTS)])
 def test_bad_report_logs_a_warning_and_is_dropped(manager, db, caplog,
                                                   name, stats, field):
-    with caplog.at_level(logging.WARNING, logger='scheduler.manager'):
-        assert manager.update_resource_stats(CTXT, name, stats) is None
-    [record] = [r for r in caplog.records if r.name == 'scheduler.manager']
+    with caplog.at_level(logging.WARNING):
+        assert edge.send(manager, 'update_resource_stats', name=name,
+                         stats=stats) is None
+    [record] = [r for r in caplog.records
+                if r.name == 'scheduler.rpc.dispatcher']
     assert record.levelno == logging.WARNING
-    assert 'Rejected update_resource_stats' in record.getMessage()
+    assert 'Rejected cast update_resource_stats' in record.getMessage()
     assert field in record.getMessage()
     assert _hosts(db) == {}
 
@@ -147,11 +152,11 @@ def test_delete_allocations_releases_and_rejects_non_uuids(manager, db,
                                                            caplog):
     manager.update_resource_stats(CTXT, 'h1', dict(HOST))
     manager.select_destinations(CTXT, _spec(), instance_uuids=[UUID1])
-    with caplog.at_level(logging.WARNING, logger='scheduler.manager'):
-        manager.delete_allocations(CTXT, 'not-a-uuid')
-        manager.delete_allocations(CTXT, None)
-    assert len([r for r in caplog.records
-                if 'Rejected delete_allocations' in r.getMessage()]) == 2
+    with caplog.at_level(logging.WARNING):
+        edge.send(manager, 'delete_allocations', consumer_uuid='not-a-uuid')
+        edge.send(manager, 'delete_allocations', consumer_uuid=None)
+    assert len([r for r in caplog.records if 'Rejected cast '
+                'delete_allocations' in r.getMessage()]) == 2
     assert len(claims.list_allocations(db)) == 2
     manager.delete_allocations(CTXT, UUID1)
     assert claims.list_allocations(db) == []
@@ -165,9 +170,10 @@ def test_sync_instance_info_rejects_bad_input(manager, db, caplog, host,
                                               uuids):
     manager.update_resource_stats(CTXT, 'h1', dict(HOST))
     manager.select_destinations(CTXT, _spec(), instance_uuids=[UUID1])
-    with caplog.at_level(logging.WARNING, logger='scheduler.manager'):
-        manager.sync_instance_info(CTXT, host, uuids)
-    assert any('Rejected sync_instance_info' in r.getMessage()
+    with caplog.at_level(logging.WARNING):
+        edge.send(manager, 'sync_instance_info', host=host,
+                  instance_uuids=uuids)
+    assert any('Rejected cast sync_instance_info' in r.getMessage()
                for r in caplog.records)
     assert len(claims.list_allocations(db)) == 2
 

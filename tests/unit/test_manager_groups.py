@@ -8,12 +8,13 @@ import logging
 import pytest
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
+from scheduler.service import composition
 from scheduler import context as sched_context
 from scheduler import exception
-from scheduler import manager as sched_manager
 from scheduler import objects
 from scheduler.client import SchedulerClient
 from scheduler.db import providers as db_providers
+from tests.unit.rpc import edge
 
 CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
 VOLUME = {'name': 'volume', 'kind': 'storage', 'resources': {'DISK_GB': 10}}
@@ -21,7 +22,7 @@ VOLUME = {'name': 'volume', 'kind': 'storage', 'resources': {'DISK_GB': 10}}
 
 @pytest.fixture
 def manager(conf, db):
-    manager = sched_manager.SchedulerManager(conf, db)
+    manager = composition.build_manager(conf, db)
     yield manager
     manager.stop()
 
@@ -34,10 +35,10 @@ def _groups_spec(*groups, **fields):
 
 def test_bad_group_is_an_expected_invalid_request(manager):
     spec = _groups_spec(dict(VOLUME, required_traits=['ssd']))
-    with pytest.raises(rpc_dispatcher.ExpectedException) as info:
-        manager.select_destinations(CTXT, spec_obj=spec)
-    error = info.value.exc_info[1]
-    assert isinstance(error, exception.InvalidRequest)
+    with pytest.raises(exception.InvalidRequest) as info:
+        edge.send(manager, 'select_destinations', cast=False,
+                  spec_obj=spec)
+    error = info.value
     assert error.kwargs['field'] == \
         'spec_obj.resource_groups[0].required_traits[0]'
 
@@ -60,7 +61,7 @@ def test_no_flavor_and_no_groups_is_still_refused(manager):
 
 def test_bad_generic_report_is_dropped_with_a_warning(manager, db, caplog):
     with caplog.at_level(logging.WARNING):
-        manager.update_resource_stats(CTXT, 'cinder1', {
+        edge.send(manager, 'update_resource_stats', name='cinder1', stats={
             'kind': 'storage', 'inventories': {'GOLD': {'total': 1}}})
     manager.report_writer.flush()
     assert db_providers.list_providers(db) == []

@@ -7,9 +7,9 @@ import datetime
 
 import pytest
 
+from scheduler.service import composition
 from scheduler.db import claims
 from scheduler import context as sched_context
-from scheduler import manager as sched_manager
 from scheduler.model import resource_classes as rcs
 from scheduler.db import providers as db_providers
 from tests.unit.fixtures.nova import compute_nodes
@@ -24,7 +24,7 @@ def manager(conf, db):
     # service_down_time before this test
     now = datetime.datetime.now(datetime.timezone.utc).strftime(
         '%Y-%m-%dT%H:%M:%SZ')
-    manager = sched_manager.SchedulerManager(conf, db)
+    manager = composition.build_manager(conf, db)
     for report in (compute_nodes.LIBVIRT_NUMA_WIRE,
                    compute_nodes.PLAIN_WIRE):
         report = copy.deepcopy(report)

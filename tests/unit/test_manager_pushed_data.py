@@ -1,19 +1,21 @@
 """SchedulerManager casts of version 1.2 (aggregates, instances, failed
-builds): good input is persisted; bad input is dropped with one warning
+builds): good input is persisted; bad input is dropped at the RPC edge
+with one warning
 and never raises (a cast has nobody to answer to)."""
 
 import logging
 
 import pytest
 
+from scheduler.service import composition
 from scheduler import context as sched_context
-from scheduler import manager as sched_manager
 from scheduler import objects
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
 
 from . import fakes
+from .rpc import edge
 
 A1 = '1a2b3c4d-0000-4000-8000-000000000001'
 A2 = '1a2b3c4d-0000-4000-8000-000000000002'
@@ -24,7 +26,7 @@ CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
 
 @pytest.fixture
 def manager(conf, db):
-    return sched_manager.SchedulerManager(conf, db)
+    return composition.build_manager(conf, db)
 
 
 def _agg(uuid=A1, **fields):
@@ -42,7 +44,8 @@ def _failures(db):
 
 BAD_CASTS = [
     # (id, method, kwargs, words the warning contains)
-    ('aggregates missing', 'update_aggregates', {}, ['aggregates[0]']),
+    ('aggregates missing', 'update_aggregates', {},
+     ['aggregates', 'missing']),
     ('aggregate as a dict', 'update_aggregates',
      {'aggregates': [{'uuid': A1}]}, ['aggregates[0]', 'dict']),
     ('second aggregate bad', 'update_aggregates',
@@ -52,7 +55,7 @@ BAD_CASTS = [
      ['aggregates[1].uuid']),
     ('delete: not a uuid', 'delete_aggregate', {'aggregate': 'fast'},
      ["'fast'"]),
-    ('delete: nothing', 'delete_aggregate', {}, ['None']),
+    ('delete: nothing', 'delete_aggregate', {}, ['aggregate', 'missing']),
     ('delete: aggregate without uuid', 'delete_aggregate',
      {'aggregate': objects.Aggregate(name='x')}, ['delete_aggregate']),
     ('instance info: no host', 'update_instance_info',
@@ -60,7 +63,7 @@ BAD_CASTS = [
     ('instance info: empty host', 'update_instance_info',
      {'host': '', 'instance_info': []}, ['host']),
     ('instance info: missing', 'update_instance_info', {'host': 'h1'},
-     ['instance_info[0]']),
+     ['instance_info', 'missing']),
     ('instance info: a dict', 'update_instance_info',
      {'host': 'h1', 'instance_info': [objects.InstanceInfo(uuid=I1),
                                       {'uuid': I2}]},
@@ -71,7 +74,7 @@ BAD_CASTS = [
     ('delete instance: bad uuid', 'delete_instance_info',
      {'host': 'h1', 'instance_uuid': 'vm-1'}, ["'vm-1'"]),
     ('delete instance: no host', 'delete_instance_info',
-     {'instance_uuid': I1}, ['None']),
+     {'instance_uuid': I1}, ['host', 'missing']),
     ('build failed: no name', 'build_failed', {}, ['name']),
     ('build failed: empty name', 'build_failed', {'name': ''}, ['name']),
     ('build failed: short pair', 'build_failed', {'name': ['h1']},
@@ -91,12 +94,13 @@ def test_bad_cast_logs_a_warning_and_writes_nothing(manager, db, caplog,
     db_aggregates.save_aggregates(db, [_agg(hosts=['h1'])])
     before = (_aggregates(db), db_instances.instances_on(db, 'h1'),
               _failures(db))
-    with caplog.at_level(logging.WARNING, logger='scheduler.manager'):
-        assert getattr(manager, method)(CTXT, **kwargs) is None
-    [record] = [r for r in caplog.records if r.name == 'scheduler.manager']
+    with caplog.at_level(logging.WARNING):
+        assert edge.send(manager, method, **kwargs) is None
+    [record] = [r for r in caplog.records
+                if r.name == 'scheduler.rpc.dispatcher']
     assert record.levelno == logging.WARNING
     message = record.getMessage()
-    assert 'Rejected %s' % method in message
+    assert 'Rejected cast %s' % method in message
     for word in words:
         assert word in message
     assert (_aggregates(db), db_instances.instances_on(db, 'h1'),

@@ -5,8 +5,8 @@ import datetime
 
 import pytest
 
+from scheduler.service import composition
 from scheduler import context as sched_context
-from scheduler import manager as manager_mod
 from scheduler.db import services as db_services
 
 CTXT = sched_context.RequestContext(project_id='p1', user_id='u1',
@@ -15,7 +15,7 @@ CTXT = sched_context.RequestContext(project_id='p1', user_id='u1',
 
 @pytest.fixture
 def manager(conf, db):
-    return manager_mod.SchedulerManager(conf, db=db)
+    return composition.build_manager(conf, db)
 
 
 def test_reports_live_workers_only(manager, db):

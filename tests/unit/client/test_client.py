@@ -12,11 +12,11 @@ from unittest import mock
 
 import pytest
 
+from scheduler.service import composition
 from scheduler.db import claims
 from scheduler import conf as sched_conf
 from scheduler import context as sched_context
 from scheduler import exception
-from scheduler import manager as sched_manager
 from scheduler import objects
 from scheduler.rpc import messaging
 from scheduler.client import SchedulerClient
@@ -50,7 +50,7 @@ def cloud(tmp_path_factory):
     db = db_api.Database(conf)
     migration.db_sync(db)
     transport = messaging.get_transport(conf)
-    endpoint = sched_manager.SchedulerManager(conf, db_api.Database(conf))
+    endpoint = composition.build_manager(conf, db_api.Database(conf))
     server = messaging.get_server(conf, transport, [endpoint])
     server.start()
     client = SchedulerClient(conf, transport=transport)

@@ -1,5 +1,6 @@
 """GroupPlacement: a request's server group while it is placed; built from
-the members the database knows plus the hosts the caller lists."""
+the members the database knows plus the hosts the caller lists. A bad
+policy or rule never reaches it: the RPC edge refuses the request."""
 
 import pytest
 
@@ -8,10 +9,16 @@ from scheduler import exception
 from scheduler import objects
 from scheduler.driver.server_groups import GroupPlacement
 from tests.unit.filters import hosts
+from tests.unit.rpc import test_schemas
 
 GROUP = '8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f'
 TABLE = hosts.table(dict(host='h1'), dict(host='h2'), dict(host='h3'))
 ROWS = [0, 1, 2]
+
+
+def _spec(group):
+    return objects.RequestSpec(flavor=objects.Flavor(vcpus=1, memory_mb=1),
+                               instance_group=group)
 
 
 def _group(**fields):
@@ -20,20 +27,21 @@ def _group(**fields):
 
 @pytest.mark.parametrize('policy', [None, '', 'affinity ', 'Affinity',
                                     'anti_affinity', 'spread'])
-def test_unknown_policy_names_the_field(policy):
+def test_unknown_policy_is_refused_at_the_edge(policy):
     with pytest.raises(exception.InvalidField) as info:
-        GroupPlacement.from_group(_group(policy=policy), {})
+        test_schemas.check('select_destinations', spec_obj=_spec(
+            _group(policy=policy)))
     assert info.value.kwargs['field'] == 'spec_obj.instance_group.policy'
     assert 'soft-anti-affinity' in str(info.value)
     assert repr(policy) in str(info.value)
 
 
 @pytest.mark.parametrize('value', ['0', '-1', 'two', '1.5', ''])
-def test_bad_max_server_per_host_names_the_field(value):
+def test_bad_max_server_per_host_is_refused_at_the_edge(value):
     group = _group(policy='anti-affinity',
                    rules={'max_server_per_host': value})
     with pytest.raises(exception.InvalidField) as info:
-        GroupPlacement.from_group(group, {})
+        test_schemas.check('select_destinations', spec_obj=_spec(group))
     assert info.value.kwargs['field'] == \
         'spec_obj.instance_group.rules.max_server_per_host'
     assert repr(value) in str(info.value)

@@ -4,6 +4,7 @@ field), what the database and a worker's host table then hold."""
 import numpy as np
 import pytest
 
+from scheduler.service import composition
 from scheduler import exception
 from scheduler import objects
 from scheduler.db import providers as db_providers
@@ -109,9 +110,8 @@ def test_bad_names_and_amounts_are_refused(stats, field):
 
 
 def test_manager_accepts_a_generic_report(conf, db):
-    from scheduler import manager as manager_mod
     from scheduler import context as sched_context
-    manager = manager_mod.SchedulerManager(conf, db)
+    manager = composition.build_manager(conf, db)
     try:
         manager.update_resource_stats(
             sched_context.RequestContext(roles=['service']),

@@ -1,11 +1,13 @@
 """RequestSpec.resource_groups and locality: the legacy dict pair, older
-versions on the wire, validation, and Selection.provider_for."""
+versions on the wire, validation at the edge and in the client, and
+Selection.provider_for."""
 
 import pytest
 
 from scheduler import exception
 from scheduler import objects
 from scheduler.model import resource_groups
+from tests.unit.rpc import test_schemas
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e5f'
 LEGACY = {
@@ -103,6 +105,21 @@ def test_a_compute_group_without_resources_takes_the_flavor():
      'spec.locality[0].scope'),
 ])
 def test_validation_names_the_bad_field(changes, field):
+    with pytest.raises(exception.InvalidField) as exc:
+        test_schemas.check('select_destinations', spec_obj=_spec(**changes))
+    assert exc.value.kwargs['field'] == field.replace('spec.', 'spec_obj.')
+
+
+@pytest.mark.parametrize('changes, field', [
+    ({'resource_groups': [{'name': 'a', 'kind': 'storage',
+                           'resources': {'DISK': 1}}]},
+     'spec.resource_groups[0].resources.DISK'),
+    ({'resource_groups': [{'name': 'a', 'kind': 'storage'}]},
+     'spec.resource_groups[0].resources'),
+    ({'locality': [{'groups': ['compute', 'nope'], 'scope': 'rack'}]},
+     'spec.locality[0].groups'),
+])
+def test_the_client_check_names_the_bad_field(changes, field):
     with pytest.raises(exception.InvalidField) as exc:
         resource_groups.validate(_spec(**changes), 'spec')
     assert exc.value.kwargs['field'] == field

@@ -11,9 +11,9 @@ import sqlalchemy as sa
 import sqlalchemy.exc as sa_exc
 from oslo_db import exception as db_exc
 
+from scheduler.service import composition
 from scheduler import context
 from scheduler import exception
-from scheduler import manager
 from scheduler import objects
 from scheduler.rpc import messaging
 from scheduler.db import models
@@ -25,7 +25,7 @@ PARAMS = {'host': 'param-value-42'}
 
 @pytest.fixture
 def endpoint(conf, db):
-    return manager.SchedulerManager(conf, db)
+    return composition.build_manager(conf, db)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import pytest
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from stevedore import driver as stevedore_driver
 
+from scheduler.service import composition
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import manager as sched_manager
@@ -48,7 +49,7 @@ ADMIN = sched_context.RequestContext(roles=['admin'])
 
 @pytest.fixture
 def manager(conf, db):
-    return sched_manager.SchedulerManager(conf, db)
+    return composition.build_manager(conf, db)
 
 
 def _forbidden(call, *args):
@@ -90,7 +91,7 @@ def test_policy_file_changes_a_rule(conf, db, tmp_path):
     policy_file.write_text(rst_blocks.block_containing(
         'doc/source/admin/security.rst', '"scheduler:build_failed": "!"'))
     conf.set_override('policy_file', str(policy_file), 'oslo_policy')
-    manager = sched_manager.SchedulerManager(conf, db)
+    manager = composition.build_manager(conf, db)
     placement = sched_context.RequestContext(roles=['placement'])
     with pytest.raises(exception.NoValidHost):   # allowed: no host yet
         try:
@@ -167,7 +168,7 @@ def test_policy_file_change_takes_effect_after_the_check_interval(
     monkeypatch.setattr(policy.time, 'monotonic', lambda: clock[0])
     policy_file = tmp_path / 'policy.yaml'
     conf.set_override('policy_file', str(policy_file), 'oslo_policy')
-    manager = sched_manager.SchedulerManager(conf, db)
+    manager = composition.build_manager(conf, db)
     manager.build_failed(SERVICE, 'h1')          # no file: the defaults
     policy_file.write_text('"scheduler:build_failed": "!"\n')
     manager.build_failed(SERVICE, 'h1')          # not looked at yet

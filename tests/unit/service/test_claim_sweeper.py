@@ -132,7 +132,6 @@ def test_stop_ends_the_thread(db):
 
 
 def test_a_stopped_manager_sweeps_no_more(conf, db):
-    from scheduler import manager
-    mgr = manager.SchedulerManager(conf, db)
+    mgr = composition.build_manager(conf, db)
     mgr.stop()
     assert not mgr.claim_sweeper._thread.is_alive()

@@ -8,9 +8,9 @@ from unittest import mock
 import pytest
 from oslo_messaging.notify import _impl_test
 
+from scheduler.service import composition
 from scheduler import context as sched_context
 from scheduler import exception
-from scheduler import manager as sched_manager
 from scheduler.service import notifications
 from scheduler import objects
 
@@ -151,7 +151,7 @@ def test_failing_notifier_never_fails_the_decision(notifier, sent, caplog,
 
 
 def test_manager_notifies_its_decisions(enabled_conf, db, sent):
-    manager = sched_manager.SchedulerManager(enabled_conf, db)
+    manager = composition.build_manager(enabled_conf, db)
     try:
         fakes.report(db, 'h1')
         spec = objects.RequestSpec(flavor=objects.Flavor(vcpus=1,

@@ -1,0 +1,156 @@
+"""Schema fragments several methods share: ids, names, objects' fields.
+
+Plain dicts of JSON Schema (draft 2020-12) plus this project's keywords
+(``scheduler.rpc.schemas.keywords``). They describe an argument *after*
+it was read from the wire: an object is the mapping of its fields that
+are set (``validation.view``), a timestamp a ``datetime``. Generic limits
+(depth, sizes, non-finite numbers, 64-bit integers, fractional values
+for integer fields) are checked before, on the raw message, by
+``validation.check_structure``.
+"""
+
+from scheduler.model import resource_groups
+from scheduler.objects import request_spec
+
+UUID = {'type': 'string', 'format': 'uuid'}
+UUIDS = {'type': 'array', 'items': UUID}
+#: consumers of one request: each at most once
+NULLABLE_UUIDS = {'type': ['array', 'null'], 'items': UUID,
+                  'distinctUuids': True}
+HOST = {'type': 'string', 'minLength': 1}
+NULLABLE_STRING = {'type': ['string', 'null']}
+STRINGS = {'type': 'array', 'items': {'type': 'string'}}
+STRING_MAP = {'type': 'object', 'additionalProperties': {'type': 'string'}}
+COUNT = {'type': 'integer', 'minimum': 0}
+
+#: ``host`` or ``[host, node]`` (``scheduler.model.names``)
+TRACKER_NAME = {
+    'anyOf': [HOST, {'type': 'array', 'minItems': 2, 'maxItems': 2,
+                     'items': HOST}],
+    'x-reason': 'expected a host name or a [host, node] pair of non-empty '
+                'strings',
+}
+
+FLAVOR = {
+    'type': 'object',
+    'required': ['vcpus', 'memory_mb'],
+    'properties': {
+        'vcpus': COUNT, 'memory_mb': COUNT, 'root_gb': COUNT,
+        'ephemeral_gb': COUNT, 'swap': COUNT, 'extra_specs': STRING_MAP,
+    },
+}
+
+INSTANCE_GROUP = {
+    'type': ['object', 'null'],
+    'required': ['policy'],
+    'properties': {
+        'uuid': NULLABLE_STRING,
+        'policy': {'enum': list(request_spec.GROUP_POLICIES)},
+        'rules': {
+            'type': 'object',
+            'properties': {'max_server_per_host': {
+                'type': 'string', 'pattern': r'^\s*\+?0*[1-9][0-9]*\s*$',
+                'x-reason': 'expected a positive integer'}},
+        },
+        'members': STRINGS,
+        'hosts': STRINGS,
+    },
+}
+
+TRAITS = {'type': 'array', 'items': {'trait': True}}
+
+RESOURCE_GROUP = {
+    'type': 'object',
+    'required': ['name'],
+    'properties': {
+        'name': {'type': 'string', 'minLength': 1},
+        'kind': {'providerKind': True},
+        'resources': {
+            'type': 'object', 'resourceClassKeys': True,
+            'additionalProperties': {'type': 'integer',
+                                     'exclusiveMinimum': 0}},
+        'required_traits': TRAITS,
+        'forbidden_traits': TRAITS,
+        'any_traits': {'type': 'array',
+                       'items': {'type': 'array', 'minItems': 1,
+                                 'items': {'trait': True}}},
+    },
+    'groupRules': True,
+}
+
+LOCALITY_RULE = {
+    'type': 'object',
+    'required': ['groups', 'scope'],
+    'properties': {
+        'groups': STRINGS,
+        'scope': {'type': 'string', 'pattern': resource_groups.SCOPE_PATTERN,
+                  'x-reason': 'a locality key (rack, row, '
+                              'availability_zone, host ...)'},
+        'policy': {'enum': list(resource_groups.POLICIES)},
+        'hard': {'type': 'boolean'},
+    },
+}
+
+#: hints whose values are instance UUIDs (SameHost/DifferentHost filters)
+UUID_HINTS = ('same_host', 'different_host')
+
+REQUEST_SPEC = {
+    'type': 'object',
+    'required': ['flavor', 'num_instances'],
+    'properties': {
+        'num_instances': {'type': 'integer', 'minimum': 1,
+                          'limitMaximum': 'max_instances_per_request'},
+        'flavor': FLAVOR,
+        'image': {'type': ['object', 'null']},
+        'scheduler_hints': {
+            'type': 'object',
+            'properties': {hint: UUIDS for hint in UUID_HINTS},
+        },
+        'instance_group': INSTANCE_GROUP,
+        'instance_uuids': NULLABLE_UUIDS,
+        'resource_groups': {'type': 'array', 'items': RESOURCE_GROUP,
+                            'uniqueGroupNames': True,
+                            'oneComputeGroup': True},
+        'locality': {'type': 'array', 'items': LOCALITY_RULE},
+    },
+    # cross-field rules of the whole request
+    'localityNamesGroups': True,
+    'claimsSomething': True,
+    'cpuPolicy': True,
+}
+
+#: aggregate metadata keys that are allocation ratios
+RATIO_KEYS = ('cpu_allocation_ratio', 'ram_allocation_ratio',
+              'disk_allocation_ratio')
+
+AGGREGATE = {
+    'type': 'object',
+    'required': ['uuid'],
+    'properties': {
+        'uuid': UUID,
+        'name': NULLABLE_STRING,
+        'hosts': STRINGS,
+        'metadata': {
+            'type': 'object',
+            'properties': {key: {'ratioText': True} for key in RATIO_KEYS},
+        },
+    },
+}
+
+INSTANCE_INFO = {
+    'type': 'object',
+    'required': ['uuid'],
+    'properties': {'uuid': UUID},
+}
+
+_RATIO = {'type': ['number', 'null'], 'minimum': 0}
+
+COMPUTE_NODE = {
+    'type': 'object',
+    'properties': {
+        'updated_at': {'notInFuture': True},
+        'cpu_allocation_ratio': _RATIO,
+        'ram_allocation_ratio': _RATIO,
+        'disk_allocation_ratio': _RATIO,
+    },
+}

@@ -1,0 +1,14 @@
+"""delete_instance_info (cast, since 1.2): one instance left a host."""
+
+from scheduler.rpc.schemas import common
+
+V1_2 = {
+    'type': 'object',
+    'required': ['host', 'instance_uuid'],
+    'properties': {
+        'host': {'type': 'string'},
+        'instance_uuid': common.UUID,
+    },
+}
+
+SCHEMAS = {'1.2': V1_2}

@@ -1,0 +1,15 @@
+"""sync_instance_info (cast, since 1.1): every instance a host runs."""
+
+from scheduler.rpc.schemas import common
+
+V1_1 = {
+    'type': 'object',
+    'required': ['host', 'instance_uuids'],
+    'properties': {
+        'host': dict(common.HOST, **{'x-reason': 'expected a host name'}),
+        'instance_uuids': dict(common.UUIDS,
+                               **{'x-reason': 'expected a list of UUIDs'}),
+    },
+}
+
+SCHEMAS = {'1.1': V1_1}

@@ -1,0 +1,17 @@
+"""update_instance_info (cast, since 1.2): instances a host runs.
+
+``instance_info`` is one InstanceInfo or a list of them.
+"""
+
+from scheduler.rpc.schemas import common
+
+V1_2 = {
+    'type': 'object',
+    'required': ['host', 'instance_info'],
+    'properties': {
+        'host': dict(common.HOST, **{'x-reason': 'expected a host name'}),
+        'instance_info': {'type': 'array', 'items': common.INSTANCE_INFO},
+    },
+}
+
+SCHEMAS = {'1.2': V1_2}

@@ -1,0 +1,24 @@
+"""update_resource_stats (cast, since 1.0): a tracker's report.
+
+``name`` is ``host`` or ``[host, node]``; ``stats`` a dict of ComputeNode
+fields (a plain dict, a ComputeNode, or nova's ComputeNode primitive),
+read into a ComputeNode before this schema applies
+(``ComputeNode.from_stats``, which also checks the generic inventory).
+"""
+
+from scheduler.rpc.schemas import common
+
+V1_0 = {
+    'type': 'object',
+    'required': ['name', 'stats'],
+    'properties': {
+        'name': common.TRACKER_NAME,
+        'stats': common.COMPUTE_NODE,
+    },
+}
+
+SCHEMAS = {'1.0': V1_0}
+
+#: a plain dict in these arguments holds the fields of this object, so
+#: its integer fields get the whole-number check of the raw message
+RAW_OBJECTS = {'stats': 'ComputeNode'}
