@@ -20,8 +20,7 @@ command line is ``scheduler_bench.cli``. Shared modules:
 * ``report``, ``progress``: tables, targets, JSON, charts, progress bar.
 
 The bench reads the scheduler only through its public surfaces (client,
-manager endpoint, host cache, database schema); to split a request's time
-into refresh, decision and claim, ``inprocess`` wraps the host cache's
-``refresh`` and ``scheduler.db.claims.claim_resources`` for the duration of a
-call, without changing them.
+manager endpoint, host cache, database schema, the driver's ``plan``);
+to split a request's time into refresh, decision and claim, ``inprocess``
+reads the phases the driver itself records (``manager.recorder``).
 """

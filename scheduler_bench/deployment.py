@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 
-from scheduler import manager as sched_manager
+from scheduler.service import composition
 from scheduler_bench import cluster
 from scheduler_bench import servers
 from scheduler_bench import settings
@@ -56,7 +56,7 @@ class Deployment:
         """An in-process SchedulerManager on this database."""
         conf = (settings.make_conf(settings.merged(self.values, extra))
                 if extra else self.conf)
-        manager = sched_manager.SchedulerManager(conf, self.db)
+        manager = composition.build_manager(conf, self.db)
         # its poller thread stops before the database is dropped
         self._stack.callback(manager.stop)
         return manager

@@ -15,6 +15,7 @@ Printed: p50/p99 of the decision (filters, groups, weighers, pick), of
 the claim and of the whole call; the target is a decision p99 of 5 ms.
 """
 
+from scheduler.service import composition
 from scheduler import objects
 from scheduler_bench import report
 from scheduler_bench import stats
@@ -25,7 +26,6 @@ from scheduler_bench import settings
 from scheduler.db import api as db_api
 from scheduler.db import migration
 from scheduler.db import providers as db_providers
-from scheduler import manager as sched_manager
 from scheduler.model import resource_classes as rcs
 
 NAME = 'providers'
@@ -145,7 +145,7 @@ def run(options):
         try:
             migration.db_sync(db)
             _populate(db, options, counts)
-            manager = sched_manager.SchedulerManager(conf, db)
+            manager = composition.build_manager(conf, db)
             try:
                 result.update(_measure(options, manager,
                                        options.count(1000, 200)))

@@ -1,5 +1,11 @@
 """FilterScheduler: filter and weigh in memory, then claim in the database.
 
+Before each planning attempt, the preload step reads what the attempt
+needs from the database, once: the request's server group
+(``GroupPlacement``, the driver's own: the claim enforces it), then the
+data each enabled filter and weigher asks for through its ``preload``
+hook (``scheduler.filters.base``; the driver names no plugin).
+
 Phase one (under the worker's host-state lock, no DB locks): run the
 requested-hosts step and the filters over the host table, then for each
 instance weigh the hosts that still fit (``scheduler.model.fit``), pick at
@@ -45,8 +51,7 @@ from scheduler import objects
 from scheduler.driver.diagnosis import MAX_NAMES
 from scheduler.driver.diagnosis import Diagnosis
 from scheduler.driver.group_planner import GroupPlanner
-from scheduler.db import groups as db_groups
-from scheduler.db import instances as db_instances
+from scheduler.driver import plugins
 from scheduler.driver.requested_hosts import requested_hosts_mask
 from scheduler.driver.server_groups import GroupPlacement
 from scheduler.host_state.assumed import AssumedClaims
@@ -108,8 +113,7 @@ class FilterScheduler:
         self.claim_retries = conf.scheduler.claim_retries
         self.rng = rng or np.random.default_rng()
         self.recorder = recorder or decision_recorder.DecisionRecorder()
-        self._fit_filtered = any(f.name == 'ResourceFitFilter'
-                                 for f in filters)
+        self._fit_filtered = any(f.applies_fit_rule for f in filters)
         self.assumed = AssumedClaims(host_cache)
         # the first request builds every column the weighers read in one
         # pass over the attributes
@@ -140,6 +144,23 @@ class FilterScheduler:
             raise
         self._record(ctxt, consumers, decision, selections)
         return selections
+
+    def plan(self, request, consumers, return_alternates=False):
+        """The selections ``select_destinations`` would make for
+        ``request`` (a ``RequestState``) from this worker's view as it
+        is: the preload step, filters, weighers and the pick, without a
+        refresh, a claim or a recorded decision; the tentative claims are
+        forgotten before it returns. Raises NoValidHost as
+        select_destinations does, without planning again. For what-if
+        tools and benchmarks."""
+        decision = _Decision(self._clock)
+        key = object()
+        try:
+            self._preload(request, consumers)
+            return self._plan_locked(request, consumers, return_alternates,
+                                     decision, key).selections
+        finally:
+            self.assumed.forget(key)
 
     def _decide(self, request, consumers, return_alternates, decision):
         deadline = self._clock() + SETTLE_WAIT
@@ -223,24 +244,12 @@ class FilterScheduler:
                           for k, v in timings.items()))
 
     def _preload(self, request, consumers):
-        """Per-request data the filters need from the database, read once
-        per planning attempt (filters themselves never touch it)."""
-        group = request.spec.get('instance_group')
-        if group is not None and group.get('policy'):
-            placed = (db_groups.member_hosts(self.db, group.uuid,
-                                             exclude_consumers=consumers)
-                      if group.get('uuid') else {})
-            reported = db_instances.count_by_host(
-                self.db, group.get('members') or ())
-            request.group = GroupPlacement.from_group(group, placed,
-                                                      reported)
-        hints = request.hints
-        if 'same_host' in hints:
-            request.same_hosts = db_instances.hosts_of(
-                self.db, _uuids(hints['same_host'], 'same_host'))
-        if 'different_host' in hints:
-            request.different_hosts = db_instances.hosts_of(
-                self.db, _uuids(hints['different_host'], 'different_host'))
+        """What this planning attempt reads from the database, once: the
+        request's server group (core state: the claim enforces its hard
+        policy), then each plugin's own data through its preload hook."""
+        store = plugins.StoredData(self.db, consumers)
+        request.group = _server_group(request, store)
+        plugins.preload((*self.filters, *self.weighers), request, store)
 
     def _plan_locked(self, request, consumers, return_alternates,
                      decision, key):
@@ -335,8 +344,8 @@ class FilterScheduler:
             fitting = candidates[fit.fits_all(table, request.resources,
                                               candidates)]
         else:
-            # the ResourceFitFilter applied this very rule to this table
-            # under the same lock: nothing changed since
+            # a filter applied this very rule to this table under the
+            # same lock: nothing changed since
             fitting = candidates
         fitting, group_note = _allowed_by_group(request, table, fitting)
         if not len(fitting):
@@ -461,13 +470,16 @@ def _group_allows(request, table, row):
         request.group.allows(table, [row])[0])
 
 
-def _uuids(values, hint):
-    for value in values:
-        if not uuidutils.is_uuid_like(value):
-            raise exception.InvalidField(
-                field='spec_obj.scheduler_hints.%s' % hint,
-                reason='not an instance UUID: %r' % (value,))
-    return values
+def _server_group(request, store):
+    """The request's server group as placed so far (None without one):
+    members placed by claims, or reported by trackers."""
+    group = request.spec.get('instance_group')
+    if group is None or not group.get('policy'):
+        return None
+    placed = (store.group_member_hosts(group.uuid) if group.get('uuid')
+              else {})
+    reported = store.reported_members(group.get('members') or ())
+    return GroupPlacement.from_group(group, placed, reported)
 
 
 def _names(table, rows):

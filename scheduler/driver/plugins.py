@@ -4,11 +4,18 @@ Names come from ``[filter_scheduler] enabled_filters`` and
 ``enabled_weighers``, are loaded in that order, and are validated at
 start-up: an unknown name, a name given twice or a weigher with a zero
 multiplier raises ``PluginLoadError`` saying which and what is available.
+
+``StoredData`` is everything a plugin's ``preload(request, store)`` hook
+may read from the database (``scheduler.filters.base``): a few read-only
+queries, scoped to one request. ``preload(plugins, request, store)`` runs
+the hooks of a pipeline and keeps their answers in the request state.
 """
 
 from stevedore import named
 
 from scheduler import exception
+from scheduler.db import groups as db_groups
+from scheduler.db import instances as db_instances
 
 FILTER_NAMESPACE = 'scheduler.filters'
 WEIGHER_NAMESPACE = 'scheduler.weighers'
@@ -60,3 +67,44 @@ def load_weighers(conf):
                 'enabled_weighers instead' %
                 (weigher.name, weigher.multiplier_option))
     return weighers
+
+
+class StoredData:
+    """The database reads a preload hook may do, for one request.
+
+    Read-only, and narrow on purpose: a plugin that needs another kind of
+    stored data gets a method here, not a database handle. Each call is
+    one query; a hook calls what it needs once per planning attempt.
+    """
+
+    def __init__(self, db, consumers=()):
+        self._db = db
+        # the request's own instances: a reschedule must not count itself
+        self._consumers = tuple(consumers)
+
+    def instance_hosts(self, instance_uuids):
+        """Frozenset of the hosts that run (as their trackers report) or
+        hold claims for any of ``instance_uuids``."""
+        return frozenset(db_instances.hosts_of(self._db, instance_uuids))
+
+    def group_member_hosts(self, group_uuid):
+        """Counter of host -> members of server group ``group_uuid``
+        that claims placed there, the request's own instances left out."""
+        return db_groups.member_hosts(self._db, group_uuid,
+                                      exclude_consumers=self._consumers)
+
+    def reported_members(self, instance_uuids):
+        """host -> how many of ``instance_uuids`` its tracker reports."""
+        return db_instances.count_by_host(self._db, instance_uuids)
+
+
+def preload(pipeline, request, store):
+    """Run the ``preload`` hook of every plugin of ``pipeline`` (filters
+    and weighers) and keep what each returns, None excepted, in
+    ``request.preloaded`` under its name; what an earlier planning
+    attempt kept is dropped first."""
+    request.preloaded = {}
+    for plugin in pipeline:
+        value = plugin.preload(request, store)
+        if value is not None:
+            request.preloaded[plugin.name] = value

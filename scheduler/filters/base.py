@@ -19,12 +19,48 @@ True. It changes how fast a filter decides, never what it decides.
 
 ``explain(table, request, removed_rows)`` may return a short detail for
 NoValidHost diagnoses (e.g. which resource class was short).
+
+A filter that removes exactly the hosts where the request's resources do
+not fit (the rule of ``scheduler.model.fit``) sets ``applies_fit_rule``:
+the driver then does not apply the rule again to the first instance.
+
+Stored data (the preload hook). A filter never touches the database in
+``filter_all`` or ``host_passes``. One that needs stored data for a
+request (the hosts of the instances a hint names ...) overrides
+``preload(request, store)``: the driver calls it once per planning
+attempt, before any filter runs, with ``store`` a read-only
+``scheduler.driver.plugins.StoredData``; what it returns (None: nothing)
+is kept in the request state under the filter's name, and the filter
+reads it back with ``self.preloaded(request)``::
+
+    class NearInstanceFilter(BaseFilter):
+
+        def preload(self, request, store):
+            if 'near' in request.hints:
+                return store.instance_hosts(request.hints['near'])
+
+        def applies_to(self, request):
+            return self.preloaded(request) is not None
+
+        def host_passes(self, host, request):
+            return host.host in self.preloaded(request)
+
+The driver calls the hook of every enabled filter and weigher
+(``scheduler.weighers.base`` has the same one) and names none of them.
+Values of the ``same_host`` and ``different_host`` hints were checked at
+the RPC edge; other hints reach the hook as any list of strings. The
+hook's time is the decision's ``preload`` phase. The request's server
+group is not a plugin's: the driver loads it itself (``request.group``).
+doc/source/filters.rst has a runnable example.
 """
 
 import numpy as np
 
 
 class BaseFilter:
+
+    #: True if the filter is the fit rule itself (see the module docstring)
+    applies_fit_rule = False
 
     def __init__(self, conf):
         self.conf = conf
@@ -45,6 +81,15 @@ class BaseFilter:
 
     def applies_to(self, request):
         return True
+
+    def preload(self, request, store):
+        """What this filter needs from stored data for ``request``, read
+        through ``store`` (see the module docstring); None: nothing."""
+        return None
+
+    def preloaded(self, request):
+        """What ``preload`` returned for ``request`` (None: nothing)."""
+        return request.preloaded.get(self.name)
 
     def mask_for(self, table, request, alive_rows):
         """Mask over all rows; per-host filters only visit ``alive_rows``."""

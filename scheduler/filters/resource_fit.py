@@ -15,6 +15,7 @@ from scheduler.filters import base
 
 
 class ResourceFitFilter(base.BaseFilter):
+    applies_fit_rule = True
 
     def filter_all(self, table, request):
         mask = np.ones(table.size, dtype=bool)

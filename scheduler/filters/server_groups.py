@@ -7,7 +7,10 @@ group, default 1). A host's members are counted as nova counts them, the
 group's members among the instances its tracker reports, or the members
 this scheduler's claims placed there if more (``driver.server_groups``).
 The same policies are enforced again when the claim is written, so
-concurrent workers cannot break them.
+concurrent workers cannot break them; that is why the group is core
+request state, not a plugin's: the driver loads it (``request.group``, a
+``GroupPlacement``) before the plugins' preload hooks run, and these
+filters only read it.
 """
 
 import numpy as np

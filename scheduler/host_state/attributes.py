@@ -8,7 +8,7 @@ per-host filters and weighers that need them read them, and only for the
 rows still in the running. The store keeps the text and decodes a row on
 its first read (``store[row]``), keeping the dict until the row changes;
 ``each_decoded()`` walks every row without keeping what it decodes (for
-building a numeric column once).
+building a numeric column once); ``texts()`` walks the stored texts.
 
 What a plugin derives from a host's attributes (its NUMA cells, its PCI
 pools) is derived once per row change, not once per request
@@ -73,6 +73,11 @@ class AttributeStore:
         except KeyError:
             value = values[name] = compute(self[row])
             return value
+
+    def texts(self):
+        """Each row's attributes as stored: JSON text, or None (none, or
+        set from a dict); for measuring what the store holds."""
+        return iter(self._raw)
 
     def each_decoded(self):
         for row in range(len(self._raw)):

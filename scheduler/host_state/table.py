@@ -271,11 +271,6 @@ class HostTable:
             by_row[self.rows_of_host(host)] = number
         return by_row[np.asarray(rows, dtype=np.intp)]
 
-    def used(self, rc, rows=None):
-        columns = self.resources[rc]
-        sl = slice(0, self.size) if rows is None else rows
-        return np.maximum(columns.reported_used[sl], columns.claimed[sl])
-
     def free(self, rc, rows=None):
         """Capacity left for ``rc``, per row (all rows, or ``rows``)."""
         columns = self.resources.get(rc)

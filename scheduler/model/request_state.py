@@ -6,6 +6,13 @@ derives itself (a parsed hint, PCI requests, a NUMA topology) it computes
 once through ``derived``::
 
     query = request.derived('json_filter.query', lambda: parse(request))
+
+What a plugin needs from stored data (the hosts of the instances a hint
+names ...) its ``preload(request, store)`` hook reads once per planning
+attempt; the driver keeps the answer in ``preloaded`` under the plugin's
+name, where the plugin finds it (``plugin.preloaded(request)``; see
+``scheduler.filters.base``). ``group`` is the driver's own: the request's
+server group as placed so far, which the claim enforces too.
 """
 
 import dataclasses
@@ -31,10 +38,13 @@ class RequestState:
     # RequestSpec.resource_groups) and the locality rules between them
     groups: tuple = ()
     locality: tuple = ()
-    # filled in by the driver's preload step (see FilterScheduler)
+    # the server group being placed (a GroupPlacement), loaded by the
+    # driver before the plugins' preload hooks run
     group: object = None
-    same_hosts: set = None
-    different_hosts: set = None
+    # plugin name -> what its preload hook returned (None is not kept),
+    # replaced at every planning attempt
+    preloaded: dict = dataclasses.field(default_factory=dict, repr=False,
+                                        compare=False)
     # what plugins derive once per request, see derived()
     _derived: dict = dataclasses.field(default_factory=dict, repr=False,
                                        compare=False)

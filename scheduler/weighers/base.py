@@ -11,6 +11,14 @@ aggregate whose metadata sets the same key (e.g.
 ``ram_weight_multiplier=-1.0``) overrides it for its hosts (the smallest
 value wins when several aggregates of a host set it; as in nova, if one
 of them is not a number the configured multiplier applies).
+
+A weigher that needs stored data for a request overrides
+``preload(request, store)`` and reads its answer back with
+``self.preloaded(request)`` in ``weigh_all``: the same hook, called the
+same way (once per planning attempt, before any filter runs, ``store`` a
+read-only ``scheduler.driver.plugins.StoredData``), as a filter's; see
+``scheduler.filters.base``. ``weigh_all`` itself never touches the
+database.
 """
 
 import math
@@ -37,6 +45,15 @@ class BaseWeigher:
 
     def weigh_all(self, table, rows, request):
         raise NotImplementedError
+
+    def preload(self, request, store):
+        """What this weigher needs from stored data for ``request``, read
+        through ``store`` (``scheduler.filters.base``); None: nothing."""
+        return None
+
+    def preloaded(self, request):
+        """What ``preload`` returned for ``request`` (None: nothing)."""
+        return request.preloaded.get(self.name)
 
     def multipliers(self, table, rows):
         """The multiplier of each row: config, or aggregate override."""

@@ -3,7 +3,9 @@
 Soft policies are preferences, not rules: hosts running more members of
 the request's soft-affinity group weigh more; for soft-anti-affinity,
 hosts running fewer members weigh more. Members placed earlier in the same
-request count too. Requests of other policies get equal weights.
+request count too. Requests of other policies get equal weights. The
+group is request state the driver loads (``request.group``, see
+``scheduler.filters.server_groups``): no preload hook of their own.
 """
 
 import numpy as np

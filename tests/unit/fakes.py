@@ -80,6 +80,35 @@ def request_state(vcpus=1, memory_mb=512, root_gb=0, now=NOW_TS,
         is_admin=is_admin, now=now)
 
 
+class StoredData:
+    """What ``scheduler.driver.plugins.StoredData`` answers, from fixed
+    data and without a database: ``instances`` maps an instance UUID to
+    its host; every call is recorded in ``calls``."""
+
+    def __init__(self, instances=None, group_members=None):
+        self.instances = dict(instances or {})
+        self.group_members = dict(group_members or {})
+        self.calls = []
+
+    def instance_hosts(self, instance_uuids):
+        self.calls.append(('instance_hosts', list(instance_uuids)))
+        return frozenset(self.instances[u] for u in instance_uuids
+                         if u in self.instances)
+
+    def group_member_hosts(self, group_uuid):
+        self.calls.append(('group_member_hosts', group_uuid))
+        return dict(self.group_members.get(group_uuid, {}))
+
+    def reported_members(self, instance_uuids):
+        self.calls.append(('reported_members', list(instance_uuids)))
+        counts = {}
+        for uuid in instance_uuids:
+            if uuid in self.instances:
+                host = self.instances[uuid]
+                counts[host] = counts.get(host, 0) + 1
+        return counts
+
+
 def report(db, host, node=None, updated_at=None, **stats):
     """Record a tracker report in the database; returns the provider id."""
     node_obj = compute_node(host, node, **stats)

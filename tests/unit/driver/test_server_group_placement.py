@@ -8,6 +8,7 @@ import collections
 import numpy as np
 import pytest
 
+from scheduler.service import composition
 from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import exception
@@ -19,6 +20,7 @@ from scheduler.driver import filter_scheduler
 from scheduler.host_state import HostStateCache
 
 from .. import fakes
+from ..rpc import edge
 
 CTXT = sched_context.RequestContext(project_id='p1')
 GROUP = '8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f'
@@ -157,13 +159,31 @@ def test_max_server_per_host(db, driver):
         _select(driver, C[4:5], group)
 
 
-def test_bad_group_is_an_invalid_field(db, driver):
-    _hosts(db, 'h1')
-    with pytest.raises(exception.InvalidField) as info:
-        _select(driver, C[:1], _group('anti-affinity',
-                                      max_server_per_host='0'))
-    assert info.value.kwargs['field'].endswith('max_server_per_host')
+def test_bad_group_is_refused_at_the_edge(manager, db):
+    # the driver takes the group as checked: the RPC edge refuses it
+    # before SchedulerManager.select_destinations runs
+    error = _edge_error(manager, fakes.request_spec(
+        instance_group=_group('anti-affinity', max_server_per_host='0')))
+    assert error.kwargs['field'].endswith('max_server_per_host')
     assert claims.list_allocations(db) == []
+
+
+@pytest.fixture
+def manager(conf, db):
+    conf.set_override('enabled_filters', FILTERS, 'filter_scheduler')
+    manager = composition.build_manager(conf, db)
+    _hosts(db, 'h1')
+    yield manager
+    manager.stop()
+
+
+def _edge_error(manager, spec):
+    """The InvalidField a caller gets back for ``spec``, sent over the
+    RPC edge to ``SchedulerManager.select_destinations``."""
+    with pytest.raises(exception.InvalidField) as info:
+        edge.send(manager, 'select_destinations', cast=False,
+                  spec_obj=spec, instance_uuids=C[:1])
+    return info.value
 
 
 def _report_instance(db, host, uuid):
@@ -202,11 +222,13 @@ def test_same_host_of_unknown_instances_finds_nothing(db, driver):
 
 
 @pytest.mark.parametrize('hint', ['same_host', 'different_host'])
-def test_hint_that_is_not_a_uuid_is_an_invalid_field(db, driver, hint):
-    _hosts(db, 'h1')
-    with pytest.raises(exception.InvalidField) as info:
-        _select(driver, C[:1], hints={hint: ['web-1']})
-    assert info.value.kwargs['field'] == 'spec_obj.scheduler_hints.' + hint
+def test_hint_that_is_not_a_uuid_is_refused_at_the_edge(manager, db, hint):
+    # the driver (and the filters' preload hooks) take the hints as
+    # checked: the RPC edge refuses a value that is not an instance UUID
+    error = _edge_error(manager, fakes.request_spec(
+        scheduler_hints={hint: ['web-1']}))
+    assert 'scheduler_hints.' + hint in error.kwargs['field']
+    assert claims.list_allocations(db) == []
 
 
 def test_soft_anti_affinity_spreads_against_packing_weighers(db,

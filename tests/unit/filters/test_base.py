@@ -75,8 +75,10 @@ def _skippable_cases():
         state = hosts.request()
         state.availability_zone = zone
         state.group = group
-        state.same_hosts = same
-        state.different_hosts = different
+        for name, hosts_found in (('SameHostFilter', same),
+                                  ('DifferentHostFilter', different)):
+            if hosts_found is not None:  # what its preload hook returned
+                state.preloaded[name] = hosts_found
         return state
 
     az = availability_zone.AvailabilityZoneFilter
@@ -119,3 +121,12 @@ def test_a_filter_that_does_not_apply_lets_every_host_through(conf):
         assert plugin.applies_to(request) == applies, name
         if not applies:
             assert plugin.filter_all(table, request).all(), name
+
+
+def test_the_default_preload_hook_reads_and_keeps_nothing(conf):
+    from scheduler.driver import plugins
+    plugin = _OddRowsFilter(conf)
+    store, request = fakes.StoredData(), fakes.request_state()
+    plugins.preload([plugin], request, store)
+    assert store.calls == [] and request.preloaded == {}
+    assert plugin.preloaded(request) is None

@@ -1,13 +1,15 @@
-"""ServerGroupAffinityFilter, ServerGroupAntiAffinityFilter, SameHostFilter
-and DifferentHostFilter over what the driver preloads into the request:
-``request.group`` (a GroupPlacement) and ``request.same_hosts`` /
-``request.different_hosts``."""
+"""ServerGroupAffinityFilter and ServerGroupAntiAffinityFilter over the
+server group the driver loads into the request (``request.group``, a
+GroupPlacement); SameHostFilter and DifferentHostFilter over what their
+own preload hooks read from a store (the driver's ``plugins.preload``)."""
 
 import pytest
 
+from scheduler.driver import plugins
 from scheduler.driver.server_groups import GroupPlacement
 from scheduler.filters import affinity
 from scheduler.filters import server_groups
+from tests.unit import fakes
 from tests.unit.filters import hosts
 
 # two nodes on h1: host-level policies apply to both
@@ -17,12 +19,10 @@ ALL = ['h1', 'h1', 'h2', 'h3']
 GROUP = '8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f'
 
 
-def _request(policy=None, members=(), max_per_host=1, **preloaded):
+def _request(policy=None, members=(), max_per_host=1):
     request = hosts.request()
     if policy is not None:
         request.group = GroupPlacement(GROUP, policy, members, max_per_host)
-    for name, value in preloaded.items():
-        setattr(request, name, value)
     return request
 
 
@@ -94,37 +94,66 @@ def test_explanations_name_the_group(conf):
     assert GROUP in detail and '2 member' in detail
 
 
+# instances -> their hosts, as the store knows them
+U = ['6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e%02d' % i for i in range(4)]
+STORED = fakes.StoredData({U[0]: 'h1', U[1]: 'h3', U[2]: 'gone'})
+
+
+def _passing_after_preload(plugin, hints):
+    request = hosts.request(hints=hints)
+    store = fakes.StoredData(STORED.instances)
+    plugins.preload([plugin], request, store)
+    return hosts.passing(plugin, TABLE, request), store.calls
+
+
 SAME_HOST_CASES = [
     ('no hint', None, ALL),
-    ('hosts of the instances', {'h1', 'h3'}, ['h1', 'h1', 'h3']),
-    ('instances on no known host: nothing', set(), []),
-    ('instance on an unknown host: nothing', {'gone'}, []),
+    ('hosts of the instances', [U[0], U[1]], ['h1', 'h1', 'h3']),
+    ('instances on no known host: nothing', [U[3]], []),
+    ('instance on an unknown host: nothing', [U[2]], []),
 ]
 
 
-@pytest.mark.parametrize('same_hosts, expected',
+@pytest.mark.parametrize('uuids, expected',
                          [c[1:] for c in SAME_HOST_CASES],
                          ids=[c[0] for c in SAME_HOST_CASES])
-def test_same_host(conf, same_hosts, expected):
+def test_same_host(conf, uuids, expected):
     plugin = affinity.SameHostFilter(conf)
     assert plugin.vectorized
-    request = _request(same_hosts=same_hosts)
-    assert hosts.passing(plugin, TABLE, request) == expected
+    hints = {'same_host': uuids} if uuids is not None else {}
+    passing, calls = _passing_after_preload(plugin, hints)
+    assert passing == expected
+    # one read, and only when the hint asks for it
+    assert calls == ([('instance_hosts', uuids)] if uuids else [])
 
 
 DIFFERENT_HOST_CASES = [
     ('no hint', None, ALL),
-    ('instances on no known host: everything', set(), ALL),
-    ('hosts of the instances are out', {'h1', 'h3'}, ['h2']),
-    ('instance on an unknown host', {'gone'}, ALL),
+    ('instances on no known host: everything', [U[3]], ALL),
+    ('hosts of the instances are out', [U[0], U[1]], ['h2']),
+    ('instance on an unknown host', [U[2]], ALL),
 ]
 
 
-@pytest.mark.parametrize('different_hosts, expected',
+@pytest.mark.parametrize('uuids, expected',
                          [c[1:] for c in DIFFERENT_HOST_CASES],
                          ids=[c[0] for c in DIFFERENT_HOST_CASES])
-def test_different_host(conf, different_hosts, expected):
+def test_different_host(conf, uuids, expected):
     plugin = affinity.DifferentHostFilter(conf)
     assert plugin.vectorized
-    request = _request(different_hosts=different_hosts)
-    assert hosts.passing(plugin, TABLE, request) == expected
+    hints = {'different_host': uuids} if uuids is not None else {}
+    passing, calls = _passing_after_preload(plugin, hints)
+    assert passing == expected
+    assert calls == ([('instance_hosts', uuids)] if uuids else [])
+
+
+def test_each_filter_reads_only_its_own_hint(conf):
+    same = affinity.SameHostFilter(conf)
+    different = affinity.DifferentHostFilter(conf)
+    request = hosts.request(hints={'same_host': [U[0]],
+                                   'different_host': [U[1]]})
+    plugins.preload([same, different], request, STORED)
+    assert same.preloaded(request) == {'h1'}
+    assert different.preloaded(request) == {'h3'}
+    assert hosts.passing(same, TABLE, request) == ['h1', 'h1']
+    assert hosts.passing(different, TABLE, request) == ['h1', 'h1', 'h2']

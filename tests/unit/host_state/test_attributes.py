@@ -90,3 +90,10 @@ def test_extend_matches_append_and_set():
     at_once.extend(texts)
     assert at_once._raw == one_by_one._raw
     assert [at_once[r] for r in range(3)] == [{'a': 1}, {}, {}]
+
+
+def test_texts_are_what_is_stored_not_what_is_decoded():
+    store = _store({'a': 1}, None, {'b': 2})
+    assert store[0] == {'a': 1}  # decoding keeps the text
+    store.set(2, {'b': 3})  # a dict replaces the text
+    assert list(store.texts()) == [json.dumps({'a': 1}), None, None]

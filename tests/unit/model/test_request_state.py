@@ -42,3 +42,9 @@ def test_derived_values_are_computed_once():
     assert state.derived('key', compute) == 'parsed'
     assert state.derived('key', compute) == 'parsed'
     assert calls == [1]
+
+
+def test_each_request_starts_with_nothing_preloaded():
+    first, second = fakes.request_state(), fakes.request_state()
+    first.preloaded['SomeFilter'] = {'h1'}
+    assert second.preloaded == {} and second.group is None

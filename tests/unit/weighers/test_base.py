@@ -4,7 +4,11 @@ multiplier applies."""
 import numpy as np
 import pytest
 
+from scheduler.driver import plugins
 from scheduler.weighers import base
+from scheduler.weighers import resources
+
+from .. import fakes
 
 
 @pytest.mark.parametrize('raw, expected', [
@@ -79,3 +83,11 @@ def test_weighted_is_multiplier_times_normalized(raw, multiplier,
     else:
         np.testing.assert_array_equal(result, expected)
         np.testing.assert_array_equal(result, every)
+
+
+def test_the_default_preload_hook_reads_and_keeps_nothing(conf):
+    weigher = resources.RAMWeigher(conf)
+    store, request = fakes.StoredData(), fakes.request_state()
+    plugins.preload([weigher], request, store)
+    assert store.calls == [] and request.preloaded == {}
+    assert weigher.preloaded(request) is None
