@@ -138,7 +138,7 @@ def test_every_folder_of_the_package_has_a_line_in_the_table():
 
 @pytest.mark.parametrize('module, line', [
     ('scheduler.model.fit', 'from scheduler.db import api'),
-    ('scheduler.model.fit', 'import sqlalchemy as sa'),
+    ('scheduler.model.fit', 'import threading'),
     ('scheduler.filters.compute', 'from scheduler.db import instances'),
     ('scheduler.db.providers', 'from scheduler import manager'),
     ('scheduler.client.client', 'from scheduler.driver import plugins'),
