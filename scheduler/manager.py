@@ -49,6 +49,8 @@ class SchedulerManager:
         self.notifier = parts.notifier
         self.driver = parts.driver
         self.claim_sweeper = parts.claim_sweeper
+        #: run by the RPC edge on every request, before the driver
+        self.request_checks = parts.request_checks
 
     def stop(self):
         """Write the reports and send the notifications still pending,

@@ -5,6 +5,11 @@ Names come from ``[filter_scheduler] enabled_filters`` and
 start-up: an unknown name, a name given twice or a weigher with a zero
 multiplier raises ``PluginLoadError`` saying which and what is available.
 
+``RequestChecks(plugins)`` is the plugins' part of the RPC edge's check:
+called with a request (a ``RequestSpec``), it runs the ``check_request``
+hook of every plugin that has one, so a hint or extra spec a plugin owns
+is refused with ``InvalidField`` before planning, not while filtering.
+
 ``StoredData`` is everything a plugin's ``preload(request, store)`` hook
 may read from the database (``scheduler.filters.base``): a few read-only
 queries, scoped to one request. ``preload(plugins, request, store)`` runs
@@ -16,6 +21,9 @@ from stevedore import named
 from scheduler import exception
 from scheduler.db import groups as db_groups
 from scheduler.db import instances as db_instances
+from scheduler.filters import base as filters_base
+from scheduler.model import request_state
+from scheduler.weighers import base as weighers_base
 
 FILTER_NAMESPACE = 'scheduler.filters'
 WEIGHER_NAMESPACE = 'scheduler.weighers'
@@ -67,6 +75,25 @@ def load_weighers(conf):
                 'enabled_weighers instead' %
                 (weigher.name, weigher.multiplier_option))
     return weighers
+
+
+class RequestChecks:
+    """See the module docstring. Plugins whose ``check_request`` is the
+    base class's no-op are left out, and without any the call costs
+    nothing."""
+
+    def __init__(self, plugins):
+        defaults = (filters_base.BaseFilter.check_request,
+                    weighers_base.BaseWeigher.check_request)
+        self.plugins = [p for p in plugins
+                        if type(p).check_request not in defaults]
+
+    def __call__(self, spec):
+        if not self.plugins:
+            return
+        request = request_state.RequestState.from_spec(spec)
+        for plugin in self.plugins:
+            plugin.check_request(request)
 
 
 class StoredData:

@@ -82,6 +82,13 @@ class BaseFilter:
     def applies_to(self, request):
         return True
 
+    def check_request(self, request):
+        """Raise ``InvalidField`` naming the field when this filter cannot
+        read what ``request`` asks of it (a hint or an extra spec it
+        owns). Run once per request at the RPC edge, before planning
+        (``scheduler.driver.plugins.RequestChecks``), so filtering never
+        meets input it refuses. Default: nothing to check."""
+
     def preload(self, request, store):
         """What this filter needs from stored data for ``request``, read
         through ``store`` (see the module docstring); None: nothing."""

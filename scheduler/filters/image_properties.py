@@ -125,6 +125,9 @@ class ImagePropertiesFilter(base.BaseFilter):
         return request.derived('image_properties.wanted',
                                lambda: _wanted(request))
 
+    def check_request(self, request):
+        self._wanted(request)
+
     def host_passes(self, host, request):
         triple, clauses = self._wanted(request)
         attributes = host.attributes

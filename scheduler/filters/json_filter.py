@@ -139,5 +139,8 @@ class JsonFilter(base.BaseFilter):
     def applies_to(self, request):
         return self._query(request) is not None
 
+    def check_request(self, request):
+        self._query(request)
+
     def host_passes(self, host, request):
         return _evaluate(self._query(request), host)

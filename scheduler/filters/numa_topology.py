@@ -165,6 +165,9 @@ class NUMATopologyFilter(base.BaseFilter):
     def applies_to(self, request):
         return self._guest(request) is not None
 
+    def check_request(self, request):
+        self._guest(request)
+
     def precheck(self, table, request, rows):
         # each guest cell needs a host cell of its own, and the devices
         # of its PCI requests must be there

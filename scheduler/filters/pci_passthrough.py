@@ -26,6 +26,9 @@ class PciPassthroughFilter(base.BaseFilter):
     def applies_to(self, request):
         return bool(self._requests(request))
 
+    def check_request(self, request):
+        self._requests(request)
+
     def precheck(self, table, request, rows):
         wanted = pci.devices_wanted(self._requests(request))
         return pci.free_devices(table)[rows] >= wanted

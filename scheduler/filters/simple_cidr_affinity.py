@@ -50,6 +50,9 @@ class SimpleCIDRAffinityFilter(base.BaseFilter):
     def applies_to(self, request):
         return self._network(request) is not None
 
+    def check_request(self, request):
+        self._network(request)
+
     def host_passes(self, host, request):
         host_ip = host.attributes.get('host_ip')
         if not host_ip:

@@ -8,7 +8,9 @@ log as a traceback:
   (``validation.EdgeCheck``): its raw arguments against the ``[limits]``
   options and the names the method takes, then, once deserialized and
   read (``scheduler.rpc.arguments``), against the method's JSON Schema
-  for the message's version (``scheduler.rpc.schemas``). A caller the
+  for the message's version (``scheduler.rpc.schemas``), and a request
+  against the enabled plugins' own checks (the hints and extra specs a
+  filter owns: ``request_checks`` of the endpoint). A caller the
   policy refuses learns nothing of its arguments: the manager's policy
   check answers it first;
 * ``InvalidRequest`` (raised by the edge check or the serializer) is an
@@ -161,6 +163,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         if described and self._allowed(endpoint, method, ctxt):
             args = arguments.read(method, args)
             self.edge.check_arguments(method, version, args)
+            _plugin_checks(endpoint, method, args)
         result = func(ctxt, **args)
         return self.serializer.serialize_entity(ctxt, result)
 
@@ -171,3 +174,13 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         if not hasattr(endpoint, 'conf'):
             return True
         return policy.allows(endpoint, ctxt, method)
+
+
+def _plugin_checks(endpoint, method, args):
+    """The plugins' own checks of a request (a hint or an extra spec a
+    filter owns), which the endpoint carries as ``request_checks``
+    (``scheduler.driver.plugins.RequestChecks``); after the schema, so
+    they read a request whose shape is known."""
+    checks = getattr(endpoint, 'request_checks', None)
+    if checks is not None and method == 'select_destinations':
+        checks(args['spec_obj'])

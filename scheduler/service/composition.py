@@ -13,7 +13,9 @@
 * ``host_cache``: the in-memory host table and its refresh (its poller
   thread is started here when ``[scheduler] refresh_interval`` > 0);
 * ``notifier``: versioned notifications of decisions;
-* ``driver``: the filter scheduler, with the configured plugins.
+* ``driver``: the filter scheduler, with the configured plugins;
+* ``request_checks``: the plugins' own checks of a request, which the RPC
+  edge runs before planning (``scheduler.driver.plugins.RequestChecks``).
 
 Nothing else constructs these: the manager takes them as they are, and a
 test or a tool can build its own ``Parts`` to pass in.
@@ -45,6 +47,7 @@ class Parts:
     notifier: object
     driver: object
     claim_sweeper: object = None
+    request_checks: object = None
 
 
 def ratio_defaults(conf):
@@ -68,9 +71,10 @@ def build(conf, db=None):
         default_zone=conf.scheduler.default_availability_zone,
         image_properties=counted_image_properties(conf))
     cache.start()
+    filters = plugins.load_filters(conf)
+    weighers = plugins.load_weighers(conf)
     driver = filter_scheduler.FilterScheduler(
-        conf, db, cache, plugins.load_filters(conf),
-        plugins.load_weighers(conf), recorder=recorder)
+        conf, db, cache, filters, weighers, recorder=recorder)
     sweeper = claim_sweeper.ClaimSweeper(
         db, conf.scheduler.unconfirmed_claim_grace_period)
     sweeper.start()
@@ -79,7 +83,8 @@ def build(conf, db=None):
                  report_writer=writer, host_cache=cache,
                  notifier=notifications.SelectDestinationsNotifier(
                      conf, conf.host),
-                 driver=driver)
+                 driver=driver,
+                 request_checks=plugins.RequestChecks(filters + weighers))
 
 
 def build_manager(conf, db=None):

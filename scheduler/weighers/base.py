@@ -46,6 +46,11 @@ class BaseWeigher:
     def weigh_all(self, table, rows, request):
         raise NotImplementedError
 
+    def check_request(self, request):
+        """As a filter's (``scheduler.filters.base``): raise
+        ``InvalidField`` at the RPC edge for what this weigher cannot read
+        in ``request``. Default: nothing to check."""
+
     def preload(self, request, store):
         """What this weigher needs from stored data for ``request``, read
         through ``store`` (``scheduler.filters.base``); None: nothing."""

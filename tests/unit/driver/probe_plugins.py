@@ -50,9 +50,10 @@ class NearInstanceFilter(filters_base.BaseFilter):
         return self.preloaded(request) is not None
 
     def filter_all(self, table, request):
-        if not self.applies_to(request):
+        hosts = self.preloaded(request)
+        if hosts is None:   # no hint: every host passes
             return np.ones(table.size, dtype=bool)
-        return _rows_on(table, self.preloaded(request))
+        return _rows_on(table, hosts)
 
 
 class FavouredInstanceWeigher(weighers_base.BaseWeigher):
