@@ -1,7 +1,7 @@
 """``scheduler-bench``: measure the scheduler against its scale targets.
 
     scheduler-bench [latency|storm|fill|churn|batch|steady|writers|million|
-                     soak|all]
+                     providers|edge|soak|all]
                     [--quick]
                     [--db postgresql|mariadb|sqlite]
                     [--output-dir bench-results] [--plot] [--hosts N ...]
@@ -12,7 +12,7 @@ the output directory. Scenarios that talk RPC need RabbitMQ on
 127.0.0.1:5672 (guest/guest); PostgreSQL (postgres@127.0.0.1:5432, db
 ``test``) or MariaDB (root@127.0.0.1:3306, db ``test``) host the fresh,
 uniquely named databases the runs create and drop. ``latency --db sqlite
---no-rpc`` and ``fill --db sqlite`` need no service at all.
+--no-rpc``, ``fill --db sqlite`` and ``edge`` need no service at all.
 
 Exit status: 0 when every measured target is met, 1 when one is not, 2 on
 a usage or service error.
@@ -31,7 +31,7 @@ from scheduler import version
 from scheduler_bench.options import Options
 
 SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'steady', 'writers',
-             'million', 'providers', 'soak')
+             'million', 'providers', 'edge', 'soak')
 RPC_ONLY = ('storm', 'churn', 'batch', 'steady', 'soak')
 # too long for 'all': run by name (10 minutes, 1 with --quick)
 LONG = ('soak',)

@@ -1,0 +1,123 @@
+"""Scenario ``edge``: the CPU one message costs at the RPC edge, in process.
+
+No database, no broker: a message of the bench's mix is serialized as a
+client sends it, then a worker's edge handles it as the dispatcher does
+(``scheduler.rpc.validation.EdgeCheck``: the structure walk on the raw
+arguments, deserializing, ``scheduler.rpc.arguments.read``, the method's
+schema), for ``select_destinations`` (a RequestSpec of the mix) and
+``update_resource_stats`` (a tracker's report). Reported per message, in
+CPU microseconds (``time.process_time``, best of several rounds, so other
+load on the machine inflates it less than wall time): deserializing and
+reading alone, and the whole edge; their difference is what checking
+costs. A bare oslo.messaging call costs a worker about 900-1,000 us and a
+cast 400-450 us on the reference machine (``doc/source/performance.rst``),
+so the edge's share of a message's cost is read against those. The
+targets are what the hand-written checks that the schemas replaced cost
+on that machine, measured the same way (about 190 us per request and 75
+us per report): the schemas must not cost more.
+"""
+
+import time
+import uuid
+
+from oslo_config import cfg
+
+from scheduler import conf as sched_conf
+from scheduler import context as sched_context
+from scheduler import objects
+from scheduler.rpc import arguments
+from scheduler.rpc import validation
+from scheduler_bench import report
+from scheduler_bench import workload
+
+NAME = 'edge'
+ROUNDS, QUICK_ROUNDS = 7, 3
+PER_ROUND, QUICK_PER_ROUND = 2000, 300
+METHODS = ('select_destinations', 'update_resource_stats')
+
+TARGETS = (
+    report.Target('checking a select_destinations (us of CPU)',
+                  ('select_destinations', 'check_us'), '<=', 200, ' us'),
+    report.Target('checking a report (us of CPU)',
+                  ('update_resource_stats', 'check_us'), '<=', 100, ' us'),
+)
+
+
+def _messages(ctxt, serializer):
+    spec = workload.request_spec('m1.medium', zone='az1')
+    stats = {'vcpus': 32, 'memory_mb': 131072, 'local_gb': 2000,
+             'vcpus_used': 4, 'memory_mb_used': 8192, 'local_gb_used': 100,
+             'availability_zone': 'az1'}
+    raw = {'select_destinations': {
+               'spec_obj': spec, 'instance_uuids': [str(uuid.uuid4())],
+               'return_alternates': True},
+           'update_resource_stats': {'name': ['host1', 'node1'],
+                                     'stats': stats}}
+    return {method: {name: serializer.serialize_entity(ctxt, value)
+                     for name, value in args.items()}
+            for method, args in raw.items()}
+
+
+def _read(ctxt, serializer, method, message):
+    args = {name: serializer.deserialize_entity(ctxt, value)
+            for name, value in message.items()}
+    return arguments.read(method, args)
+
+
+def _cpu_us(work, rounds, per_round):
+    """Best CPU microseconds per call of ``work()`` over ``rounds``."""
+    for _ in range(per_round // 10):
+        work()
+    best = None
+    for _ in range(rounds):
+        started = time.process_time()
+        for _ in range(per_round):
+            work()
+        spent = (time.process_time() - started) / per_round * 1e6
+        best = spent if best is None else min(best, spent)
+    return round(best, 1)
+
+
+def run(options):
+    conf = cfg.ConfigOpts()
+    conf([], default_config_files=[])
+    sched_conf.limits.register_opts(conf)
+    edge = validation.EdgeCheck(conf.limits)
+    ctxt = sched_context.RequestContext()
+    serializer = objects.SchedulerObjectSerializer()
+    rounds = options.pick(ROUNDS, QUICK_ROUNDS)
+    per_round = options.count(PER_ROUND, QUICK_PER_ROUND)
+    result = {'rounds': rounds, 'per_round': per_round}
+    for method, message in _messages(ctxt, serializer).items():
+        def read_only():
+            _read(ctxt, serializer, method, message)
+
+        def whole_edge():
+            edge.check_message(method, '1.3', message)
+            edge.check_arguments(method, '1.3', _read(ctxt, serializer,
+                                                      method, message))
+        read_us = _cpu_us(read_only, rounds, per_round)
+        edge_us = _cpu_us(whole_edge, rounds, per_round)
+        result[method] = {'read_us': read_us, 'edge_us': edge_us,
+                          'check_us': round(max(edge_us - read_us, 0), 1)}
+    return result
+
+
+def render(result):
+    return report.table(
+        ['method', 'deserialize + read us', 'whole edge us', 'checking us'],
+        [[method, result[method]['read_us'], result[method]['edge_us'],
+          result[method]['check_us']] for method in METHODS])
+
+
+def draw(pyplot, result):
+    figure, axis = pyplot.subplots(figsize=(6, 4))
+    axis.bar(METHODS, [result[m]['read_us'] for m in METHODS],
+             label='deserialize + read')
+    axis.bar(METHODS, [result[m]['check_us'] for m in METHODS],
+             bottom=[result[m]['read_us'] for m in METHODS],
+             label='checking')
+    axis.set_ylabel('CPU us per message')
+    axis.set_title('the RPC edge')
+    axis.legend()
+    return figure
