@@ -113,8 +113,10 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             wrapped.exc_info = _answer(error)
             if isinstance(error, exception.InvalidRequest):
                 log = LOG.warning if is_cast else LOG.info
-                log('Rejected %s %s: %s', 'cast' if is_cast else 'call',
-                    method, error)
+                # 'Rejected <method>': what operators grep for, whichever
+                # step refused the message
+                log('Rejected %s (%s): %s', method,
+                    'cast' if is_cast else 'call', error)
             raise
         except rpc_dispatcher.NoSuchMethod:
             self._refuse(method, is_cast, 'no such method; this scheduler '

@@ -123,7 +123,7 @@ def test_bad_report_logs_a_warning_and_is_dropped(manager, db, caplog,
     [record] = [r for r in caplog.records
                 if r.name == 'scheduler.rpc.dispatcher']
     assert record.levelno == logging.WARNING
-    assert 'Rejected cast update_resource_stats' in record.getMessage()
+    assert 'Rejected update_resource_stats (cast)' in record.getMessage()
     assert field in record.getMessage()
     assert _hosts(db) == {}
 
@@ -155,8 +155,8 @@ def test_delete_allocations_releases_and_rejects_non_uuids(manager, db,
     with caplog.at_level(logging.WARNING):
         edge.send(manager, 'delete_allocations', consumer_uuid='not-a-uuid')
         edge.send(manager, 'delete_allocations', consumer_uuid=None)
-    assert len([r for r in caplog.records if 'Rejected cast '
-                'delete_allocations' in r.getMessage()]) == 2
+    assert len([r for r in caplog.records if 'Rejected '
+                'delete_allocations (cast)' in r.getMessage()]) == 2
     assert len(claims.list_allocations(db)) == 2
     manager.delete_allocations(CTXT, UUID1)
     assert claims.list_allocations(db) == []
@@ -173,7 +173,7 @@ def test_sync_instance_info_rejects_bad_input(manager, db, caplog, host,
     with caplog.at_level(logging.WARNING):
         edge.send(manager, 'sync_instance_info', host=host,
                   instance_uuids=uuids)
-    assert any('Rejected cast sync_instance_info' in r.getMessage()
+    assert any('Rejected sync_instance_info (cast)' in r.getMessage()
                for r in caplog.records)
     assert len(claims.list_allocations(db)) == 2
 

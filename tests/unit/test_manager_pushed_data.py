@@ -100,7 +100,7 @@ def test_bad_cast_logs_a_warning_and_writes_nothing(manager, db, caplog,
                 if r.name == 'scheduler.rpc.dispatcher']
     assert record.levelno == logging.WARNING
     message = record.getMessage()
-    assert 'Rejected cast %s' % method in message
+    assert 'Rejected %s (cast)' % method in message
     for word in words:
         assert word in message
     assert (_aggregates(db), db_instances.instances_on(db, 'h1'),
