@@ -91,12 +91,16 @@ def _nova_spec():
     return dict(legacy_requests.REQUEST_SPEC)
 
 
-@pytest.mark.parametrize('method, args', PAYLOADS, ids=[
-    '%s-%d' % (p[0], i) for i, p in enumerate(PAYLOADS)])
+#: the table's payloads that reach the schema (a few are refused while
+#: they are read, before it: test_the_table_is_mostly_checked_by_the_schema)
+CHECKED = [(i, method, args) for i, (method, args) in enumerate(PAYLOADS)
+           if _read(method, args) is not None]
+
+
+@pytest.mark.parametrize('method, args', [c[1:] for c in CHECKED], ids=[
+    '%s-%d' % (c[1], c[0]) for c in CHECKED])
 def test_the_table_agrees_at_every_version(method, args):
     values = _read(method, args)
-    if values is None:
-        pytest.skip('refused while read, before the schema')
     for version in schemas.versions(method):
         assert_agree(method, version, values)
 
@@ -272,7 +276,7 @@ def _mutate(values, data):
                     data.draw(VALUES))
 
 
-@hypothesis.settings(max_examples=1500, deadline=None, derandomize=True,
+@hypothesis.settings(max_examples=600, deadline=None, derandomize=True,
                      suppress_health_check=list(hypothesis.HealthCheck))
 @hypothesis.given(data=st.data())
 def test_mutated_payloads_agree(data):
