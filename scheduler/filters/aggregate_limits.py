@@ -13,7 +13,7 @@ import collections
 import numpy as np
 
 from scheduler.filters import base
-from scheduler.filters import host_values
+from scheduler.host_state import host_values
 
 
 def _limits(table, key, default):

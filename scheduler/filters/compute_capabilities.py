@@ -24,7 +24,7 @@ Example: ``capabilities:cpu_info:arch = x86_64`` or
 
 
 from scheduler.filters import base
-from scheduler.filters import host_values
+from scheduler.host_state import host_values
 from scheduler.filters import extra_specs_ops
 
 _SCOPE = 'capabilities'

@@ -8,7 +8,7 @@ max_io_ops_per_host``. A host that reports none counts as idle (see
 """
 
 from scheduler.filters import base
-from scheduler.filters import host_values
+from scheduler.host_state import host_values
 
 
 class IoOpsFilter(base.BaseFilter):

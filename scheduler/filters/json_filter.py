@@ -37,7 +37,7 @@ import operator
 
 from scheduler import exception
 from scheduler.filters import base
-from scheduler.filters import host_values
+from scheduler.host_state import host_values
 
 _FIELD = 'scheduler_hints.query'
 

@@ -8,7 +8,7 @@ counts as empty. Vectorized over the table.
 """
 
 from scheduler.filters import base
-from scheduler.filters import host_values
+from scheduler.host_state import host_values
 
 
 class NumInstancesFilter(base.BaseFilter):

@@ -367,7 +367,7 @@ class HostTable:
         never claims, which change between reports): computed for every
         row on first use, then again for the rows ``apply`` changes, so
         a request reads it instead of deriving it (e.g. nova's free RAM
-        less the table's free amount, ``scheduler.filters.host_values``).
+        less the table's free amount, ``scheduler.host_state.host_values``).
         The first call with a ``name`` fixes its ``compute``.
         """
         cached = self._report_columns.get(name)

@@ -3,12 +3,12 @@
 Weighs by nova's ``num_io_ops``: the ``io_workload`` in the tracker's
 stats (instances building, resizing, snapshotting, backing up, migrating
 or rescuing; other task states do not count). See
-``scheduler.filters.host_values`` for trackers that do not report it.
+``scheduler.host_state.host_values`` for trackers that do not report it.
 Multiplier: ``[filter_scheduler] io_ops_weight_multiplier``, -1.0 by
 default so the least busy hosts win; positive packs onto the busiest.
 """
 
-from scheduler.filters import host_values
+from scheduler.host_state import host_values
 from scheduler.weighers import base
 
 

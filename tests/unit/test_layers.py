@@ -54,8 +54,9 @@ NEVER_IMPORTS = {
     'filters': ('db', 'rpc', 'service', 'driver', 'weighers', 'manager',
                 'client', 'cmd', 'bench', 'sqlalchemy', 'oslo_db',
                 'oslo_messaging'),
-    'weighers': ('db', 'rpc', 'service', 'driver', 'manager', 'client',
-                 'cmd', 'bench', 'sqlalchemy', 'oslo_db', 'oslo_messaging'),
+    'weighers': ('db', 'rpc', 'service', 'driver', 'filters', 'manager',
+                 'client', 'cmd', 'bench', 'sqlalchemy', 'oslo_db',
+                 'oslo_messaging'),
     'driver': ('rpc', 'service', 'manager', 'client', 'cmd', 'bench',
                'oslo_messaging'),
     # the edge checks and answers; it does not schedule

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from scheduler.model import resource_classes as rcs
-from scheduler.filters import host_values
+from scheduler.host_state import host_values
 from tests.unit.filters import hosts
 
 
