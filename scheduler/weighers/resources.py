@@ -4,7 +4,8 @@ The amounts are nova's HostState numbers
 (``scheduler.host_state.host_values``): RAMWeigher weighs the physical
 ``free_ram_mb`` the tracker reports, DiskWeigher ``min(free_disk_gb,
 disk_available_least)``, neither scaled by allocation ratios; CPUWeigher
-weighs ``vcpus * cpu_allocation_ratio - vcpus_used``. Claims held beyond the reported usage are subtracted.
+weighs ``vcpus * cpu_allocation_ratio - vcpus_used``. Claims held beyond
+the reported usage are subtracted.
 
 With a positive multiplier the emptiest hosts win (spread); with a negative
 one the fullest hosts win (pack).
