@@ -309,22 +309,9 @@ class Compiler:
             get, items = self.objects.get, self.objects.items
         missing = _MISSING
 
-        def check(value):
-            if isinstance(value, dict):
-                for name in required:
-                    if name not in value:
-                        return False
-                for name, sub in properties:
-                    item = value.get(name, missing)
-                    if item is not missing and not sub(item):
-                        return False
-                if extra is not None:
-                    for name, item in value.items():
-                        if name not in names and not extra(item):
-                            return False
-                return True
-            if record is None or not isinstance(value, record):
-                return True
+        def fields_valid(value, get, pairs):
+            """The object keywords over ``value``'s fields, read with
+            ``get(value, name, missing)`` and ``pairs(value)``."""
             for name in required:
                 if get(value, name, missing) is missing:
                     return False
@@ -333,10 +320,17 @@ class Compiler:
                 if item is not missing and not sub(item):
                     return False
             if extra is not None:
-                for name, item in items(value):
+                for name, item in pairs(value):
                     if name not in names and not extra(item):
                         return False
             return True
+
+        def check(value):
+            if isinstance(value, dict):
+                return fields_valid(value, dict.get, dict.items)
+            if record is None or not isinstance(value, record):
+                return True
+            return fields_valid(value, get, items)
         return check
 
     def _array(self, schema, raw):
