@@ -4,7 +4,9 @@ No database, no broker: a message of the bench's mix is serialized as a
 client sends it, then a worker's edge handles it as the dispatcher does
 (``scheduler.rpc.validation.EdgeCheck``: the structure walk on the raw
 arguments, deserializing, ``scheduler.rpc.arguments.read``, the method's
-schema), for ``select_destinations`` (a RequestSpec of the mix) and
+schema; for a request also the enabled plugins' own checks,
+``scheduler.driver.plugins.RequestChecks``, with the default filters and
+weighers), for ``select_destinations`` (a RequestSpec of the mix) and
 ``update_resource_stats`` (a tracker's report). Reported per message, in
 CPU microseconds (``time.process_time``, best of several rounds, so other
 load on the machine inflates it less than wall time): deserializing and
@@ -20,11 +22,10 @@ per request and 40 us per report): the schemas must not cost more.
 import time
 import uuid
 
-from oslo_config import cfg
-
 from scheduler import conf as sched_conf
 from scheduler import context as sched_context
 from scheduler import objects
+from scheduler.driver import plugins
 from scheduler.rpc import arguments
 from scheduler.rpc import validation
 from scheduler_bench import report
@@ -79,10 +80,11 @@ def _cpu_us(work, rounds, per_round):
 
 
 def run(options):
-    conf = cfg.ConfigOpts()
-    conf([], default_config_files=[])
-    sched_conf.limits.register_opts(conf)
+    conf = sched_conf.new_config()
+    conf([], project='scheduler', default_config_files=[])
     edge = validation.EdgeCheck(conf.limits)
+    plugin_checks = plugins.RequestChecks(plugins.load_filters(conf)
+                                          + plugins.load_weighers(conf))
     ctxt = sched_context.RequestContext()
     serializer = objects.SchedulerObjectSerializer()
     rounds = options.pick(ROUNDS, QUICK_ROUNDS)
@@ -94,8 +96,10 @@ def run(options):
 
         def whole_edge():
             edge.check_message(method, '1.3', message)
-            edge.check_arguments(method, '1.3', _read(ctxt, serializer,
-                                                      method, message))
+            args = _read(ctxt, serializer, method, message)
+            edge.check_arguments(method, '1.3', args)
+            if method == 'select_destinations':
+                plugin_checks(args['spec_obj'])
         read_us = _cpu_us(read_only, rounds, per_round)
         edge_us = _cpu_us(whole_edge, rounds, per_round)
         result[method] = {'read_us': read_us, 'edge_us': edge_us,
