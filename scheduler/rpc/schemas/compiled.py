@@ -292,17 +292,9 @@ class Compiler:
             raise UnsupportedSchema('properties must be a dict')
         properties = tuple((name, self._sub(sub, raw))
                            for name, sub in declared.items())
-        extra = None
-        if 'additionalProperties' in schema:
-            extra = schema['additionalProperties']
-            if isinstance(extra, dict):
-                extra = self._sub(extra, raw)
-            elif extra is False:
-                extra = _invalid
-            elif extra is True:
-                extra = None
-            else:
-                raise UnsupportedSchema('additionalProperties %r' % (extra,))
+        extra = self._schema_or_bool(
+            schema.get('additionalProperties', True), raw,
+            'additionalProperties')
         names = frozenset(declared)
         record = self.objects.record if raw else None
         if record is not None:
@@ -333,17 +325,21 @@ class Compiler:
             return fields_valid(value, get, items)
         return check
 
+    def _schema_or_bool(self, value, raw, keyword):
+        """A keyword whose value is a schema or a boolean: its predicate,
+        None for ``true`` (anything goes) or ``_invalid`` for ``false``."""
+        if isinstance(value, dict):
+            return self._sub(value, raw)
+        if value is True:
+            return None
+        if value is False:
+            return _invalid
+        raise UnsupportedSchema('%s %r' % (keyword, value))
+
     def _array(self, schema, raw):
-        items = schema.get('items', True)
-        if isinstance(items, dict):
-            item = self._sub(items, raw)
-        elif items is True:
-            item = None
-        elif items is False:
-            item = _invalid
-        else:
-            raise UnsupportedSchema('items %r (a tuple of schemas is '
-                                    'prefixItems)' % (items,))
+        item = self._schema_or_bool(schema.get('items', True), raw,
+                                    'items (a tuple of schemas is '
+                                    'prefixItems)')
         low = _count(schema, 'minItems')
         high = _count(schema, 'maxItems')
         record = self.objects.record if raw else None
