@@ -8,9 +8,34 @@ the caller catches the same class (``scheduler.exception.NoValidHost``).
 Every exception is built from keyword arguments only, and keeps them in
 ``kwargs``: oslo.messaging rebuilds a remote exception as
 ``cls(*args, **kwargs)``, so they must be JSON-serializable.
+
+A caller's value is echoed into an answer or a log line cut to
+``ECHO_LENGTH`` characters (``echo``): ``InvalidRequest`` and
+``Forbidden`` cut their text arguments and their message, so no refusal
+sends back, or writes to the log, more than a few hundred characters of
+what it refuses.
 """
 
 import oslo_messaging
+
+#: how much of a caller's value an answer or a log line repeats
+ECHO_LENGTH = 200
+_CUT = ' ...[%d characters]'
+
+
+def cut(text, limit=ECHO_LENGTH):
+    """``text`` cut to about ``limit`` characters, saying its length."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + _CUT % len(text)
+
+
+def echo(value, limit=ECHO_LENGTH):
+    """``repr(value)`` cut (``cut``); a huge container is not formatted
+    whole first (its repr is bounded by the items it shows)."""
+    if isinstance(value, (list, tuple, dict, set)) and len(value) > 16:
+        return '<%s of %d items>' % (type(value).__name__, len(value))
+    return cut(repr(value), limit)
 
 
 class SchedulerException(Exception):
@@ -49,8 +74,26 @@ class NoValidHost(SchedulerException):
         self.diagnosis = diagnosis or {}
 
 
-class InvalidRequest(SchedulerException):
-    """The caller sent something the scheduler cannot accept."""
+class _Echoing(SchedulerException):
+    """An exception repeating what a caller sent: its text arguments
+    and its message are cut (``cut``)."""
+
+    def __init__(self, message=None, **kwargs):
+        kwargs = {key: cut(value) if isinstance(value, str) else value
+                  for key, value in kwargs.items()}
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                message = self.msg_fmt
+        super().__init__(cut(str(message), 3 * ECHO_LENGTH), **kwargs)
+
+
+class InvalidRequest(_Echoing):
+    """The caller sent something the scheduler cannot accept.
+
+    Text arguments (``field``, ``reason`` ...) and the message are cut:
+    they may repeat what the caller sent."""
 
     msg_fmt = 'Invalid request: %(reason)s'
 
@@ -67,11 +110,12 @@ class ConfigInvalid(SchedulerException):
     msg_fmt = 'Invalid configuration: %(reason)s'
 
 
-class Forbidden(SchedulerException):
+class Forbidden(_Echoing):
     """The caller's context does not pass the policy rule of the method.
 
     ``rule`` names the oslo.policy rule (``scheduler:<method>``); an
-    operator grants it with a role or changes it in the policy file.
+    operator grants it with a role or changes it in the policy file. The
+    caller's roles are repeated cut.
     """
 
     msg_fmt = ('Policy does not allow %(rule)s for this caller (roles: '
@@ -131,6 +175,14 @@ class DatabaseError(SchedulerException):
     msg_fmt = ('The scheduler could not complete the request because of a '
                'database error (details in the log of %(host)s, '
                'error id %(error_id)s).')
+
+
+class InternalError(SchedulerException):
+    """A fault of the scheduler itself; its traceback is in the log."""
+
+    msg_fmt = ('The scheduler could not complete %(method)s because of an '
+               'internal error (details in the log of %(host)s, error id '
+               '%(error_id)s).')
 
 
 class ReportNotStored(SchedulerException):

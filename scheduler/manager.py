@@ -1,7 +1,11 @@
 """The RPC endpoint: thin; it reads its arguments and delegates.
 
 ``SchedulerManager`` is what each ``scheduler-server`` worker serves on the
-``[scheduler] topic``. Its methods check nothing: every message was
+``[scheduler] topic``. Only its RPC methods, those of
+``scheduler.rpc.schemas.METHODS``, each behind its policy rule
+(``@policy.authorize``), can be called: the dispatcher's access policy
+answers any other name (``conf``, ``stop``, ``target`` ...) as an
+unknown method. Its methods check nothing: every message was
 checked once, before they run, by the RPC edge (``scheduler.rpc``: the
 dispatcher, ``validation`` and one JSON Schema per method and version in
 ``scheduler.rpc.schemas``), which answers a call with ``InvalidRequest``

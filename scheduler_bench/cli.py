@@ -1,10 +1,11 @@
 """``scheduler-bench``: measure the scheduler against its scale targets.
 
     scheduler-bench [latency|storm|fill|churn|batch|steady|writers|million|
-                     providers|edge|soak|all]
+                     providers|edge|soak|cost|all]
                     [--quick]
                     [--db postgresql|mariadb|sqlite]
                     [--output-dir bench-results] [--plot] [--hosts N ...]
+                    [--json]
 
 Each scenario prints a table of its figures and one of its targets (met or
 not), and writes ``<scenario>.json`` (and with ``--plot`` a PNG chart) to
@@ -20,6 +21,7 @@ a usage or service error.
 
 import argparse
 import importlib
+import json
 import os
 import shutil
 import sys
@@ -31,8 +33,8 @@ from scheduler import version
 from scheduler_bench.options import Options
 
 SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'steady', 'writers',
-             'million', 'providers', 'edge', 'soak')
-RPC_ONLY = ('storm', 'churn', 'batch', 'steady', 'soak')
+             'million', 'providers', 'edge', 'soak', 'cost')
+RPC_ONLY = ('storm', 'churn', 'batch', 'steady', 'soak', 'cost')
 # too long for 'all': run by name (10 minutes, 1 with --quick)
 LONG = ('soak',)
 
@@ -50,7 +52,8 @@ def _parser():
     parser.add_argument('--quick', action='store_true',
                         help='smaller clusters and shorter runs (all '
                              'scenarios in about two minutes)')
-    parser.add_argument('--db', choices=cluster.KINDS, default='postgresql',
+    parser.add_argument('--db', '--database', choices=cluster.KINDS,
+                        default='postgresql',
                         help='database that holds the claims (default: '
                              'postgresql)')
     parser.add_argument('--output-dir', default='bench-results',
@@ -71,13 +74,16 @@ def _parser():
                         help='seed of the cluster and the request mix')
     parser.add_argument('--no-progress', action='store_true',
                         help='no progress bar on stderr')
+    parser.add_argument('--json', action='store_true',
+                        help='print each result as one JSON document on '
+                             'stdout instead of its tables')
     parser.add_argument('--keep-logs', action='store_true',
                         help='keep the server configs and logs (their '
                              'directory is printed)')
     return parser
 
 
-def run_scenario(name, options):
+def run_scenario(name, options, as_json=False):
     """Run one scenario: print its tables, write its JSON (and chart)."""
     module = importlib.import_module('scheduler_bench.%s' % name)
     started = time.monotonic()
@@ -87,13 +93,18 @@ def run_scenario(name, options):
     result['environment'] = report.environment(options)
     result['environment']['load_average_before'] = load_before
     result['targets'] = report.judge(module.TARGETS, result)
+    # with --json, stdout holds only the JSON documents
+    notes = sys.stderr if as_json else sys.stdout
     print('\n== %s (%.0fs, %s, load average %.1f before, %.1f after) =='
           % (name, result['elapsed_s'], options.db, load_before[0],
-             result['environment']['load_average'][0]))
-    print(module.render(result))
-    print(report.targets_table(result['targets']))
+             result['environment']['load_average'][0]), file=notes)
+    if as_json:
+        print(json.dumps(result, indent=2, sort_keys=True, default=str))
+    else:
+        print(module.render(result))
+        print(report.targets_table(result['targets']))
     path = report.write_json(options, name, result)
-    print('results: %s' % path)
+    print('results: %s' % path, file=notes)
     if options.plot:
         chart = report.save_chart(options, name, module.draw, result)
         if chart:
@@ -129,7 +140,7 @@ def main(argv=None):
     verdicts = []
     try:
         for name in names:
-            result = run_scenario(name, options)
+            result = run_scenario(name, options, args.json)
             verdicts.extend(t['met'] for t in result['targets'])
     except KeyboardInterrupt:
         print('scheduler-bench: interrupted', file=sys.stderr)

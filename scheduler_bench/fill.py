@@ -12,12 +12,24 @@ so the run ends exactly when the cluster is full for the mix.
 Reported: placements, false NoValidHost, stranded capacity (free but on
 hosts where not even the smallest flavor fits), overcommit from the
 database, and latency by cluster utilization, as the feasible set shrinks.
+
+Then the drivers compared (``fill_drivers``): for each of
+``filter_scheduler`` and ``solver``, a fresh cluster of the same hosts
+is filled by the same seeded trace of requests (half single instances,
+a quarter anti-affinity gangs of 2-6 with ``max_server_per_host`` 1 or
+2, a quarter affinity gangs of 2-4; a new server group each, a flavor of
+the mix) until ``FULL_AFTER`` requests in a row are refused: instances
+placed, requests refused, gangs refused although one had a placement
+(exact for a gang of one flavor in a new group), stranded capacity and
+decision p50/p99 of single instances and of gangs.
 """
 
 import random
+import uuid
 
 import numpy as np
 
+from scheduler import objects
 from scheduler.model import resource_classes as rcs
 from scheduler_bench import cluster
 from scheduler_bench import report
@@ -34,11 +46,18 @@ PACKING = {'filter_scheduler': {'ram_weight_multiplier': -1.0,
                                 'cpu_weight_multiplier': -1.0,
                                 'disk_weight_multiplier': -1.0}}
 EDGES = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
+DRIVERS = ('filter_scheduler', 'solver')
+# requests refused in a row that mean the cloud is full for the mix
+FULL_AFTER = 40
 
 TARGETS = (
     report.Target('false NoValidHost (vs. offline oracle)',
                   ('false_no_valid_host',), '==', 0),
     report.Target('overcommitted inventories', ('overcommitted',), '==', 0),
+    report.Target('solver: gangs refused that had a placement',
+                  ('drivers', 'solver', 'refused_placeable'), '==', 0),
+    report.Target('overcommitted inventories (drivers compared)',
+                  ('drivers_overcommitted',), '==', 0),
 )
 
 
@@ -117,8 +136,7 @@ def run(options):
                                              oracle)
         audit = dep.audit()
         db_used = cluster.utilization(dep.db)
-    smallest = min((workload.flavor_resources(f) for f in workload.FLAVORS),
-                   key=lambda r: r[rcs.MEMORY_MB])
+    smallest = _smallest()
     oracle_used = oracle.utilization()
     result.update({
         'placements': len(samples), 'refusals': refusals,
@@ -135,7 +153,99 @@ def run(options):
         'in_process': stats.summarize([s[3] for s in samples]),
         'by_utilization': _by_utilization(samples),
     })
+    result['drivers'] = {name: _fill_with(options, hosts, name)
+                         for name in DRIVERS}
+    result['drivers_overcommitted'] = sum(
+        r['overcommitted'] for r in result['drivers'].values())
     return result
+
+
+def _trace(seed):
+    """The seeded stream of ``(flavor, count, policy, max_per_host,
+    group uuid)`` both drivers get (module docstring)."""
+    rng = random.Random(seed)
+    flavors = sorted(workload.FLAVORS)
+    while True:
+        flavor, kind = rng.choice(flavors), rng.random()
+        group = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        if kind < 0.5:
+            yield flavor, 1, None, 1, group
+        elif kind < 0.75:
+            yield (flavor, rng.randint(2, 6), 'anti-affinity',
+                   rng.choice((1, 2)), group)
+        else:
+            yield flavor, rng.randint(2, 4), 'affinity', 1, group
+
+
+def _gang_spec(flavor, count, policy, max_per_host, group):
+    spec = workload.request_spec(flavor, count)
+    if policy:
+        rules = ({'max_server_per_host': str(max_per_host)}
+                 if policy == 'anti-affinity' else {})
+        spec.instance_group = objects.InstanceGroup(
+            uuid=group, policy=policy, rules=rules)
+    return spec
+
+
+def _placeable(oracle, resources, count, policy, max_per_host):
+    """Could a new group's gang be placed now (exact: one flavor)?"""
+    copies = np.where(oracle.fit_mask(resources), np.iinfo(np.int64).max, 0)
+    for rc, amount in resources.items():
+        copies = np.minimum(copies, oracle.free(rc) // amount)
+    if policy == 'affinity':
+        return bool((copies >= count).any())
+    if policy == 'anti-affinity':
+        copies = np.minimum(copies, max_per_host)
+    return int(copies.sum()) >= count
+
+
+def _fill_with(options, hosts, driver):
+    """Fill a fresh cluster with the trace, placed by ``driver``."""
+    extra = dict(PACKING, scheduler={'driver': driver})
+    with Deployment(options, hosts, label='fill-' + driver) as dep:
+        pop = dep.population
+        row_of = {u: i for i, u in enumerate(pop.uuids)}
+        oracle = CapacityOracle(pop.capacity, pop.used, pop.zones,
+                                pop.min_unit, pop.max_unit)
+        scheduler = TimedScheduler(dep.manager(extra))
+        scheduler.cold_load()
+        out = {'instances': 0, 'requests': 0, 'refused': 0,
+               'refused_gangs': 0, 'refused_placeable': 0}
+        times = {'single': [], 'gang': []}
+        in_a_row = 0
+        for flavor, count, policy, limit, group in _trace(options.seed):
+            if in_a_row >= FULL_AFTER:
+                break
+            resources = workload.flavor_resources(flavor)
+            placeable = _placeable(oracle, resources, count, policy, limit)
+            selections, timing = scheduler.select(
+                _gang_spec(flavor, count, policy, limit, group))
+            out['requests'] += 1
+            times['gang' if count > 1 else 'single'].append(timing.decision)
+            if selections:
+                in_a_row = 0
+                out['instances'] += len(selections)
+                for per_instance in selections:
+                    oracle.place(row_of[per_instance[0].compute_node_uuid],
+                                 resources)
+                continue
+            in_a_row += 1
+            out['refused'] += 1
+            out['refused_gangs'] += int(count > 1)
+            out['refused_placeable'] += int(count > 1 and placeable)
+        out['overcommitted'] = dep.audit()['overcommitted']
+    out['stranded'] = {rc: round(v, 4) for rc, v in oracle.stranded(
+        _smallest()).items()}
+    out['utilization'] = {rc: round(v, 4)
+                          for rc, v in oracle.utilization().items()}
+    out['decision_single'] = stats.summarize(times['single'])
+    out['decision_gang'] = stats.summarize(times['gang'])
+    return out
+
+
+def _smallest():
+    return min((workload.flavor_resources(f) for f in workload.FLAVORS),
+               key=lambda r: r[rcs.MEMORY_MB])
 
 
 def _by_utilization(samples):
@@ -171,7 +281,24 @@ def render(result):
           result['false_no_valid_host'], result['overcommitted'],
           'yes' if result['oracle_matches_db'] else 'NO',
           _triple(result['utilization']), _triple(result['stranded'])]])
-    return report.table(columns, rows) + '\n' + summary
+    return '\n'.join((report.table(columns, rows), summary,
+                      _render_drivers(result['drivers'])))
+
+
+def _render_drivers(drivers):
+    return report.table(
+        ['driver', 'requests', 'instances placed', 'refused',
+         'gangs refused', 'refused, had a placement',
+         'stranded (VCPU/RAM/disk)', 'single p50/p99 ms',
+         'gang p50/p99 ms'],
+        [[name, r['requests'], r['instances'], r['refused'],
+          r['refused_gangs'], r['refused_placeable'],
+          _triple(r['stranded']), _p50_p99(r['decision_single']),
+          _p50_p99(r['decision_gang'])] for name, r in drivers.items()])
+
+
+def _p50_p99(summary):
+    return '%s / %s' % (summary.get('p50'), summary.get('p99'))
 
 
 def _triple(values):

@@ -17,13 +17,12 @@ that does not exist yet.
 import argparse
 import sys
 
-import sqlalchemy.exc
+from oslo_config import cfg
 from oslo_db import exception as db_exc
 
 from scheduler.db import claims
 from scheduler import conf as sched_conf
 from scheduler import exception
-from scheduler.service import masking
 from scheduler import version
 from scheduler.cmd import manage_extra
 from scheduler.cmd import output
@@ -38,30 +37,33 @@ def _parser():
         description='Operator commands on the scheduler database.')
     parser.add_argument('--config-file', action='append', default=[],
                         help='configuration file (repeatable)')
-    parser.add_argument('--format', choices=('table', 'json'),
-                        default='table', help='output format')
+    parser.add_argument('--format', choices=output.FORMATS,
+                        default='table', help='output format (also '
+                        'accepted after the command)')
     parser.add_argument('--version', action='version',
                         version='%(prog)s ' + version.release())
     groups = parser.add_subparsers(dest='group', required=True)
     db = groups.add_parser('db', help='schema migrations').add_subparsers(
         dest='action', required=True)
-    db.add_parser('sync', help='create or upgrade the schema')
-    db.add_parser('version', help='show the schema revision')
-    purge = db.add_parser('purge', help='delete rows nothing needs')
+    output.command(db, 'sync', help='create or upgrade the schema')
+    output.command(db, 'version', help='show the schema revision')
+    purge = output.command(db, 'purge', help='delete rows nothing needs')
     purge.add_argument('--age-days', type=float, default=30,
                        help='records of workers down for longer than '
                        'this many days, and tombstones of aggregates and '
                        'instances deleted longer ago (default 30)')
     host = groups.add_parser('host', help='hosts (providers)') \
         .add_subparsers(dest='action', required=True)
-    host.add_parser('list', help='list hosts with usage')
-    show = host.add_parser('show', help='inventory, usage and claims')
+    output.command(host, 'list', help='list hosts with usage')
+    show = output.command(host, 'show',
+                          help='inventory, usage and claims')
     show.add_argument('name', help='host or node name')
     alloc = groups.add_parser('allocation', help='claims') \
         .add_subparsers(dest='action', required=True)
-    alloc_list = alloc.add_parser('list', help='list claims')
+    alloc_list = output.command(alloc, 'list', help='list claims')
     alloc_list.add_argument('--host', help='only claims on this host')
-    alloc_delete = alloc.add_parser('delete', help='release a consumer')
+    alloc_delete = output.command(alloc, 'delete',
+                                  help='release a consumer')
     alloc_delete.add_argument('consumer', help='consumer (instance) UUID')
     manage_extra.add_parsers(groups)
     return parser
@@ -178,52 +180,54 @@ _COMMANDS = {
 _NO_SCHEMA_NEEDED = {('db', 'sync'), ('db', 'version')}
 
 
-def main(argv=None):
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+def _fail(problem):
+    print('scheduler-manage: %s' % problem, file=sys.stderr)
+    return 2
+
+
+def _configure(args):
+    """The parsed configuration, or one line saying why there is none."""
     conf = sched_conf.new_config()
     conf_args = []
     for path in args.config_file:
         conf_args += ['--config-file', path]
-    conf(conf_args, project='scheduler', prog='scheduler-manage',
-         default_config_files=[] if args.config_file else None)
+    try:
+        conf(conf_args, project='scheduler', prog='scheduler-manage',
+             default_config_files=[] if args.config_file else None)
+    except cfg.Error as exc:
+        return None, str(exc).splitlines()[0]
+    return conf, None
+
+
+def main(argv=None):
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    conf, problem = _configure(args)
     command = (args.group, args.action)
-    if command not in _NO_SCHEMA_NEEDED:
+    if not problem and command not in _NO_SCHEMA_NEEDED:
         problem = manage_extra.missing_sqlite_file(conf)
-        if problem:
-            print('scheduler-manage: %s' % problem, file=sys.stderr)
-            return 2
+    if problem:
+        return _fail(problem)
     try:
         database = db_api.Database(conf, max_retries=0)
-    except Exception as exc:
-        print(masking.mask('scheduler-manage: cannot reach the database '
-                           '%s: %s' % (conf.database.connection, exc)),
-              file=sys.stderr)
-        return 2
+    except output.DATABASE_ERRORS as exc:
+        return _fail(output.database_error(conf, exc))
     try:
         problem = (None if command in _NO_SCHEMA_NEEDED
                    else manage_extra.schema_problem(database))
         if problem:
-            print('scheduler-manage: %s' % problem, file=sys.stderr)
-            return 2
+            return _fail(problem)
         args.conf = conf
         return _COMMANDS[command](database, args) or 0
     except exception.SchedulerException as exc:
-        print('scheduler-manage: %s' % exc, file=sys.stderr)
-        return 2
+        return _fail(exc)
     except db_exc.DBNonExistentTable:
-        print('scheduler-manage: the database has no scheduler schema; '
-              'run "scheduler-manage db sync" first', file=sys.stderr)
-        return 2
-    except (db_exc.DBError, sqlalchemy.exc.SQLAlchemyError) as exc:
+        return _fail('the database has no scheduler schema; run '
+                     '"scheduler-manage db sync" first')
+    except output.DATABASE_ERRORS as exc:
         # the engine connects lazily: an unreachable database shows here
-        print(masking.mask('scheduler-manage: cannot use the database '
-                           '%s: %s' % (conf.database.connection,
-                                       str(exc).splitlines()[0])),
-              file=sys.stderr)
-        return 2
+        return _fail(output.database_error(conf, exc))
     finally:
         database.dispose()
-
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -26,11 +26,13 @@ from scheduler.db import services as db_services
 def add_parsers(groups):
     service = groups.add_parser('service', help='scheduler workers') \
         .add_subparsers(dest='action', required=True)
-    service.add_parser('list', help='workers, their versions, up or down')
+    output.command(service, 'list',
+                   help='workers, their versions, up or down')
     aggregate = groups.add_parser('aggregate', help='pushed aggregates') \
         .add_subparsers(dest='action', required=True)
-    aggregate.add_parser('list', help='aggregates with hosts and metadata')
-    show = aggregate.add_parser('show', help='one aggregate')
+    output.command(aggregate, 'list',
+                   help='aggregates with hosts and metadata')
+    show = output.command(aggregate, 'show', help='one aggregate')
     show.add_argument('name', help='aggregate name or UUID')
 
 

@@ -1,7 +1,27 @@
-"""Human-readable tables and JSON for the operator commands."""
+"""Human-readable tables and JSON for the operator commands, the
+``--format`` option they share, and how they report a database they
+cannot use: as one line, never a traceback.
 
+``command(subparsers, name, help=...)`` adds a subcommand that accepts
+``--format table|json`` after its name too (``scheduler-manage host list
+--format json``), as well as before it; ``database_error(conf, exc)`` is
+the one line for an exception of ``DATABASE_ERRORS``.
+"""
+
+import argparse
 import datetime
 import json
+
+import sqlalchemy.exc
+from oslo_db import exception as db_exc
+
+from scheduler.service import masking
+
+FORMATS = ('table', 'json')
+# what opening or querying a database raises when it cannot be used: an
+# unreachable server, a bad URL, a driver that is not installed
+DATABASE_ERRORS = (db_exc.DBError, sqlalchemy.exc.SQLAlchemyError,
+                   ImportError)
 
 
 def _cell(value):
@@ -31,3 +51,25 @@ def table(columns, rows):
 
 def to_json(value):
     return json.dumps(value, indent=2, sort_keys=True, default=_cell)
+
+
+def _format_option():
+    parent = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: when absent here, the value given before the subcommand
+    # (or the top-level default) stands
+    parent.add_argument('--format', choices=FORMATS,
+                        default=argparse.SUPPRESS, help='output format')
+    return parent
+
+
+def command(subparsers, name, **kwargs):
+    """``subparsers.add_parser(name)`` that also takes ``--format``."""
+    return subparsers.add_parser(name, parents=[_format_option()],
+                                 **kwargs)
+
+
+def database_error(conf, exc):
+    """One line: which database (password masked) and why."""
+    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    return masking.mask('cannot use the database %s: %s' % (
+        conf.database.connection, lines[0]))

@@ -13,9 +13,8 @@ from oslo_log import log as logging
 
 from scheduler import conf as sched_conf
 from scheduler import exception
-from scheduler.driver import plugins
-from scheduler.rpc import policy
 from scheduler.service import launcher
+from scheduler.service import startup_checks
 from scheduler import version
 
 LOG = logging.getLogger(__name__)
@@ -28,22 +27,21 @@ def main(argv=None):
         conf(sys.argv[1:] if argv is None else argv, project='scheduler',
              prog='scheduler-server', version=version.release())
         # every value, before logging (which reads some) and any fork
-        launcher.check_config(conf)
+        startup_checks.check_config(conf)
     except (cfg.Error, exception.SchedulerException) as exc:
         print('scheduler-server: %s' % str(exc).splitlines()[0],
               file=sys.stderr)
         return 2
     logging.setup(conf, 'scheduler')
     try:
-        # fail fast on a bad pipeline, before any worker starts
-        plugins.load_filters(conf)
-        plugins.load_weighers(conf)
-        policy.check_policy_file(conf)
-        launcher.check_database(conf)
-        launcher.check_broker(conf)
+        # fail fast on a bad pipeline or policy, before any worker starts
+        startup_checks.check_configuration(conf)
+        startup_checks.check_database(conf)
+        startup_checks.check_broker(conf)
     except exception.SchedulerException as exc:
-        LOG.error('%s', exc)
-        print('scheduler-server: %s' % exc, file=sys.stderr)
+        line = str(exc).splitlines()[0]
+        LOG.error('%s', line)
+        print('scheduler-server: %s' % line, file=sys.stderr)
         return 2
     return launcher.Launcher(conf).run()
 

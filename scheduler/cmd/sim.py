@@ -8,7 +8,8 @@ conductor threads placing instances; then prints what went where, how long
 it took, and whether any host was overcommitted. Then it places
 boot-from-volume instances next to storage backends in racks and prints
 how many landed in the same rack as their volume
-(``scheduler.cmd.sim_volumes``).
+(``scheduler.cmd.sim_volumes``). Progress lines go to stderr as it runs;
+its temporary directory is removed when it ends, whatever the outcome.
 
     scheduler-sim --hosts 40 --instances 300 --racks 8 --bfv-instances 200
 """
@@ -17,6 +18,7 @@ import argparse
 import collections
 import os
 import random
+import shutil
 import sys
 import tempfile
 import threading
@@ -64,6 +66,10 @@ def _parser():
     parser.add_argument('--db-url', help='database URL (default: a new '
                         'SQLite file in a temporary directory)')
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--driver', default='filter_scheduler',
+                        choices=('filter_scheduler', 'solver'),
+                        help="the workers' [scheduler] driver "
+                        '(doc/source/drivers.rst)')
     sim_volumes.add_arguments(parser)
     return parser
 
@@ -115,6 +121,7 @@ class Simulation:
         self.conf.set_override('heartbeat_timeout_threshold', 0,
                                'oslo_messaging_rabbit')
         self.conf.set_override('host_subset_size', 2, 'filter_scheduler')
+        self.conf.set_override('driver', args.driver, 'scheduler')
         self.ctxt = RequestContext(project_id='demo', user_id='demo',
                                    roles=['service'])
         self.hosts = [SimulatedHost('compute%03d' % i,
@@ -191,13 +198,25 @@ class Simulation:
                 self.by_name[host].boot(uuid, FLAVORS[flavor])
             with self.results_lock:
                 self.results.append((flavor, count, zone, outcome, elapsed))
+                done = len(self.results)
+            if done % _PROGRESS_EVERY == 0:
+                _progress('%d requests answered' % done)
 
     def run(self):
+        try:
+            self._run()
+        finally:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def _run(self):
         self.start()
         started = time.perf_counter()
+        _progress('%d trackers reporting ...' % len(self.hosts))
         self.report_all()
         self.wait_for_hosts()
         reported = time.perf_counter() - started
+        _progress('placing %d instances with %d conductors ...' % (
+            self.args.instances, self.args.conductors))
         queue = self._requests()
         self.rng.shuffle(queue)
         threads = [threading.Thread(target=self.conductor, args=(queue,))
@@ -209,6 +228,8 @@ class Simulation:
             t.join()
         placing = time.perf_counter() - placing
         if self.backends:
+            _progress('placing %d boot-from-volume instances ...'
+                      % self.args.bfv_instances)
             self._boot_from_volume()
         self.report_all()
         for host in self.hosts:
@@ -324,6 +345,16 @@ class Simulation:
                         inv['capacity']:
                     bad.append('%s/%s' % (h['host'], rc))
         return bad
+
+
+# a progress line every this many answered requests
+_PROGRESS_EVERY = 50
+
+
+def _progress(text):
+    """One line on stderr while the simulation runs (the summary goes to
+    stdout at the end)."""
+    print('scheduler-sim: %s' % text, file=sys.stderr, flush=True)
 
 
 def _pct(values, pct):

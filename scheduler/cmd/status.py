@@ -6,6 +6,11 @@ done with) an upgrade? (oslo.upgradecheck)
 
 Checks, each Success, Warning or Failure:
 
+* **Configuration**: Failure when ``scheduler-server`` would refuse to
+  start with it: an invalid option value, a transport URL naming no
+  installed driver (``rabit://``), an unknown or duplicate filter or
+  weigher, a policy file that does not load (the server's own start-up
+  check, ``scheduler.service.startup_checks.configuration_problem``).
 * **Database schema**: Failure when the schema is missing or behind this
   release's newest migration (run ``scheduler-manage db sync``); Warning
   when it is at a revision this release does not know (a later release
@@ -17,7 +22,9 @@ Checks, each Success, Warning or Failure:
   files set that is deprecated for removal or set under a deprecated name.
 
 Exit status is the worst result: 0 success, 1 warning, 2 failure, 255 when
-a check itself broke (the oslo.upgradecheck convention).
+a check itself broke (the oslo.upgradecheck convention). A configuration
+file that cannot be read, or a database that cannot be reached, is one
+line on stderr and status 2 (a failure), with no table.
 """
 
 import sys
@@ -28,13 +35,19 @@ from oslo_upgradecheck import upgradecheck
 from scheduler import conf as sched_conf
 from scheduler import version
 from scheduler.cmd import manage_extra
+from scheduler.cmd import output
 from scheduler.conf import opts
 from scheduler.db import api as db_api
 from scheduler.db import migration
 from scheduler.db import services as db_services
+from scheduler.service import startup_checks
 
 Code = upgradecheck.Code
 Result = upgradecheck.Result
+
+
+class _Unreachable(Exception):
+    """The database cannot be used: no check can say anything."""
 
 
 class SchedulerChecks(upgradecheck.UpgradeCommands):
@@ -45,18 +58,40 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
     def __init__(self, conf):
         self.conf = conf
 
-    def _database(self):
-        return db_api.Database(self.conf, max_retries=0)
+    def check(self):
+        """The table (or JSON) of every check, or one line on stderr when
+        the database cannot be reached; the worst code either way."""
+        try:
+            return super().check()
+        except _Unreachable as exc:
+            print('scheduler-status: %s' % exc, file=sys.stderr)
+            return Code.FAILURE
+
+    def _query(self, fn):
+        """``fn(database)``; ``_Unreachable`` when the database is not."""
+        try:
+            database = db_api.Database(self.conf, max_retries=0)
+        except output.DATABASE_ERRORS as exc:
+            raise _Unreachable(output.database_error(self.conf, exc))
+        try:
+            return fn(database)
+        except output.DATABASE_ERRORS as exc:
+            raise _Unreachable(output.database_error(self.conf, exc))
+        finally:
+            database.dispose()
+
+    def _check_configuration(self):
+        problem = startup_checks.configuration_problem(self.conf)
+        if problem:
+            return Result(Code.FAILURE, 'scheduler-server would refuse '
+                          'to start: %s' % problem)
+        return Result(Code.SUCCESS)
 
     def _check_schema(self):
         missing = manage_extra.missing_sqlite_file(self.conf)
         if missing:
             return Result(Code.FAILURE, missing[0].upper() + missing[1:])
-        database = self._database()
-        try:
-            current = migration.db_version(database)
-        finally:
-            database.dispose()
+        current = self._query(migration.db_version)
         head = migration.head_revision()
         if current is None:
             return Result(Code.FAILURE, 'The database has no scheduler '
@@ -75,16 +110,14 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
     def _check_releases(self):
         if manage_extra.missing_sqlite_file(self.conf):
             return Result(Code.WARNING, 'Not checked: no database.')
-        database = self._database()
-        try:
-            live = db_services.list_services(
-                database, self.conf.worker_down_time, live_only=True)
-        except Exception:  # no services table yet: the schema check says
-            return Result(Code.WARNING, 'Not checked: the database has no '
-                          'service records yet (run "scheduler-manage db '
+        # asked of a schema without the table, the query would fail and
+        # oslo.db log its traceback beside the answer
+        if self._query(manage_extra.schema_problem):
+            return Result(Code.WARNING, 'Not checked: the database schema '
+                          'is not current (run "scheduler-manage db '
                           'sync").')
-        finally:
-            database.dispose()
+        live = self._query(lambda database: db_services.list_services(
+            database, self.conf.worker_down_time, live_only=True))
         releases = sorted({s['release'] for s in live})
         if not live:
             return Result(Code.WARNING, 'No live worker keeps a service '
@@ -106,6 +139,7 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
                       % '; '.join(found))
 
     _upgrade_checks = (
+        ('Configuration', _check_configuration),
         ('Database schema', _check_schema),
         ('Worker releases', _check_releases),
         ('Deprecated options', _check_deprecated_options),
@@ -157,7 +191,12 @@ def main(argv=None):
     if argv == ['--version']:
         print('scheduler-status %s' % version.release())
         return 0
-    return upgradecheck.main(conf, 'scheduler', checks, argv)
+    try:
+        return upgradecheck.main(conf, 'scheduler', checks, argv)
+    except cfg.Error as exc:  # a file that is missing or does not parse
+        print('scheduler-status: %s' % str(exc).splitlines()[0],
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == '__main__':

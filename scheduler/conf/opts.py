@@ -12,14 +12,17 @@ from scheduler.conf import filter_scheduler
 from scheduler.conf import heartbeat
 from scheduler.conf import limits
 from scheduler.conf import metrics
+from scheduler.conf import nova
 from scheduler.conf import pci
 from scheduler.conf import prometheus
 from scheduler.conf import scheduler as scheduler_group
 from scheduler.conf import service
+from scheduler.conf import solver
 from scheduler.conf import upgrade_levels
 
-_MODULES = (service, heartbeat, scheduler_group, filter_scheduler, metrics,
-            pci, prometheus, upgrade_levels, database, limits)
+_MODULES = (service, heartbeat, scheduler_group, filter_scheduler, solver,
+            metrics,
+            pci, prometheus, upgrade_levels, database, limits, nova)
 
 
 def list_opts():

@@ -1,10 +1,62 @@
-"""[scheduler] options: the RPC topic, claims, refresh and defaults."""
+"""[scheduler] options: the driver, the RPC topic, claims, refresh and
+defaults.
+
+``driver`` is checked when it is read: a name that no ``scheduler.drivers``
+entry point has is an invalid value, whose message lists the installed
+drivers (``scheduler-server`` reads every option before a worker starts).
+"""
+
+import importlib.metadata
 
 from oslo_config import cfg
+from oslo_config import types
 
 GROUP = cfg.OptGroup('scheduler', title='Scheduler options')
 
+#: the stevedore namespace of the scheduling drivers
+DRIVER_NAMESPACE = 'scheduler.drivers'
+
+
+def installed_drivers():
+    """The names of the installed drivers, sorted."""
+    return sorted({e.name for e in importlib.metadata.entry_points(
+        group=DRIVER_NAMESPACE)})
+
+
+class DriverName(types.String):
+    """A driver's entry point name; another value is refused with the
+    list of installed drivers."""
+
+    def __init__(self):
+        super().__init__(type_name='driver name')
+
+    def __call__(self, value):
+        value = super().__call__(value)
+        available = installed_drivers()
+        # none at all: a source tree not installed, nothing to check
+        # against (loading the driver fails instead)
+        if available and value not in available:
+            raise ValueError('unknown driver %r; available in %s: %s' % (
+                value, DRIVER_NAMESPACE, ', '.join(available)))
+        return value
+
+
 scheduler_opts = [
+    cfg.Opt('driver',
+            type=DriverName(),
+            default='filter_scheduler',
+            help='The scheduling algorithm, by its name in the '
+                 '"scheduler.drivers" entry points. "filter_scheduler" '
+                 '(the default): greedy, each instance of a request on the '
+                 'best host left, in turn. "solver": a request of several '
+                 'instances of a server group is placed at once by a '
+                 'mixed-integer program over the hosts that pass the '
+                 'filters (see the [solver] options); other requests, and '
+                 'any the solver cannot answer within its time budget, are '
+                 'placed as the filter scheduler does. Both claim the same '
+                 'way, so workers of either driver may serve one cloud '
+                 'together. An unknown name stops start-up. See '
+                 'doc/source/drivers.rst.'),
     cfg.StrOpt('topic',
                default='scheduler',
                help='RPC topic the scheduler workers consume and the '

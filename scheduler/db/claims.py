@@ -471,6 +471,45 @@ def release_unconfirmed(db, grace_seconds, now=None, limit=1000):
         return len(rows)
 
 
+def held_claims(db, consumers, resources):
+    """The claims a repeated request already holds, or None if it is no
+    repeat: one ``Claim`` per consumer, in the order of ``consumers``.
+
+    A request is a **repeat** (a call the broker delivered again after
+    its worker died, or the caller's retry after ``SchedulerUnavailable``)
+    when every one of its consumers holds claims on exactly one provider,
+    of exactly ``resources``, and none of them is confirmed yet (no
+    tracker reported the instance running: its caller may never have
+    learnt where it went). Its answer is these claims, never a second
+    set. Anything else (no claims, confirmed ones: a move of a running
+    instance; other amounts: a resize) is planned anew, and
+    ``claim_resources`` replaces the claims held. The caller checks that
+    the request still allows the hosts held (a reschedule names the host
+    that failed among those to avoid)."""
+    consumers = list(consumers)
+    wanted = {rc: amount for rc, amount in resources.items() if amount}
+    if not consumers or not wanted:
+        return None
+    query = (sa.select(ALLOC, P.c.host).join(P, P.c.id == ALLOC.c.provider_id)
+             .where(ALLOC.c.consumer_uuid.in_(consumers)))
+    with db.reader() as session:
+        rows = session.execute(query).all()
+    held = {}
+    for row in rows:
+        if row.confirmed_at is not None:
+            return None
+        held.setdefault(row.consumer_uuid, []).append(row)
+    found = {}
+    for consumer in consumers:
+        mine = held.get(consumer, ())
+        if len({r.provider_id for r in mine}) != 1 or wanted != {
+                r.resource_class: r.amount for r in mine}:
+            return None
+        found[consumer] = Claim(consumer, mine[0].provider_id, wanted,
+                                host=mine[0].host)
+    return [found[c] for c in consumers]
+
+
 def list_allocations(db, host=None, consumer_uuid=None):
     """Claims as dicts (with the provider's host and node names)."""
     query = (sa.select(ALLOC, P.c.host, P.c.nodename, P.c.uuid

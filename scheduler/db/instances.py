@@ -8,18 +8,17 @@ workers that keep instances in memory see them go:
 hosts of given instances, for SameHost and DifferentHost), together with
 claims not yet reported by any tracker.
 
-Order: each write carries when its message was sent (the caller's clock,
-microseconds) in ``updated_at``, and a row only changes for a later
-stamp: an older update never undoes a newer one, and a delete (even of an
-instance not yet known, which leaves a tombstone) is not undone by an
-update sent before it.
+Order (``scheduler.db.send_order``): each write carries when its message
+was sent (the caller's clock, microseconds, clamped to the worker's) in
+``updated_at``, and a row only changes for a later stamp, compared and
+written under the row's lock: an older update never undoes a newer one,
+and a delete (even of an instance not yet known, which leaves a
+tombstone) is not undone by an update sent before it.
 """
 
 import json
 
 import sqlalchemy as sa
-from oslo_db import exception as db_exc
-from oslo_utils import timeutils
 
 from scheduler.db import api as db_api
 from scheduler.db import changes
@@ -45,25 +44,27 @@ def _attributes(info):
 @db_api.retry_on_deadlock
 def save_instances(db, host, infos, now=None):
     """Upsert what ``host`` runs, as of ``now`` (when the message was
-    sent; default now); an instance changed or deleted by a later message
-    is left alone. Returns the uuids applied."""
-    now = now or timeutils.utcnow()
+    sent, clamped to this worker's clock; default now); an instance
+    changed or deleted by a later message is left alone. Returns the
+    uuids applied."""
+    now = send_order.clamp(now)
+    latest = {info.uuid: info for info in infos}
     with changes.write(db) as change:
         session = change.session
-        applied = []
-        for info in sorted(infos, key=lambda i: i.uuid):
-            values = {'host': host, 'node': info.get('node'),
-                      'project_id': info.get('project_id'),
-                      'group_uuid': info.get('group_uuid'),
-                      'attributes': _attributes(info), 'updated_at': now,
-                      'deleted': False, 'change_seq': 0, 'feed_seq': 0}
-            if send_order.write_if_newer(session, INST, info.uuid,
-                                         values, now):
-                applied.append(info.uuid)
+        rows = send_order.lock(session, INST, latest)
+        applied = [uuid for uuid in sorted(latest)
+                   if send_order.is_newer(now, rows.get(uuid))]
+        for uuid in applied:
+            info = latest[uuid]
+            send_order.write(session, INST, uuid, rows.get(uuid), {
+                'host': host, 'node': info.get('node'),
+                'project_id': info.get('project_id'),
+                'group_uuid': info.get('group_uuid'),
+                'attributes': _attributes(info), 'updated_at': now,
+                'deleted': False, 'change_seq': 0, 'feed_seq': 0})
         if applied:
             _stamp(change, INST.c.uuid.in_(applied))
         return applied
-
 
 
 def _stamp(change, condition):
@@ -72,43 +73,46 @@ def _stamp(change, condition):
 
 
 @db_api.retry_on_deadlock
+def delete_instance(db, host, instance_uuid, stamp=None):
+    """Forget one instance of ``host`` as of ``stamp`` (clamped like a
+    save's); returns 1 if it ran there, else 0.
+
+    Whatever the row, the delete's stamp is kept, so no update sent
+    before it applies after it: an unknown instance gets a tombstone, a
+    deleted one a later stamp, one reported on another host (by a later
+    move) stays there, but an older report cannot bring it back here.
+    """
+    stamp = send_order.clamp(stamp)
+    with changes.write(db) as change:
+        row = send_order.lock(change.session, INST,
+                              [instance_uuid]).get(instance_uuid)
+        if not send_order.is_newer(stamp, row, ties=True):
+            return 0
+        forgets = row is not None and not row.deleted and row.host == host
+        if row is None or forgets:
+            send_order.write(change.session, INST, instance_uuid, row, {
+                'host': host, 'updated_at': stamp, 'deleted': True,
+                'change_seq': 0, 'feed_seq': 0})
+            _stamp(change, INST.c.uuid == instance_uuid)
+        else:
+            send_order.write(change.session, INST, instance_uuid, row,
+                             {'updated_at': stamp})
+        return int(forgets)
+
+
+@db_api.retry_on_deadlock
 def _forget(db, condition, stamp):
+    # one conditional UPDATE: the compare and the write of each row in
+    # one statement (rows not there yet are not the sync's to drop)
     with changes.write(db) as change:
         forgotten = change.session.execute(
             sa.update(INST).where(condition, INST.c.deleted == sa.false(),
-                                  send_order.newer(INST, stamp))
+                                  send_order.newer(INST, stamp, ties=True))
             .values(deleted=True, change_seq=0, feed_seq=0,
                     updated_at=stamp)).rowcount
         if forgotten:
             _stamp(change, condition)
         return forgotten
-
-
-def delete_instance(db, host, instance_uuid, stamp=None):
-    """Forget one instance of ``host`` as of ``stamp``; for an unknown
-    instance, leave a tombstone so an older update cannot create it."""
-    stamp = stamp or timeutils.utcnow()
-    forgotten = _forget(db, sa.and_(INST.c.uuid == instance_uuid,
-                                    INST.c.host == host), stamp)
-    if not forgotten:
-        _tombstone(db, host, instance_uuid, stamp)
-    return forgotten
-
-
-@db_api.retry_on_deadlock
-def _tombstone(db, host, instance_uuid, stamp):
-    with changes.write(db) as change:
-        session = change.session
-        if session.execute(sa.select(INST.c.id).where(
-                INST.c.uuid == instance_uuid)).first() is not None:
-            return  # known (elsewhere, deleted or newer): nothing to keep
-        try:
-            session.execute(sa.insert(INST).values(
-                uuid=instance_uuid, host=host, updated_at=stamp,
-                deleted=True, change_seq=0, feed_seq=0))
-        except db_exc.DBDuplicateEntry as exc:
-            raise db_exc.RetryRequest(exc)
-        _stamp(change, INST.c.uuid == instance_uuid)
 
 
 def prune_host(db, host, keep_uuids, stamp=None):
@@ -118,7 +122,7 @@ def prune_host(db, host, keep_uuids, stamp=None):
     if keep_uuids:
         condition = sa.and_(condition,
                             INST.c.uuid.not_in(list(keep_uuids)))
-    return _forget(db, condition, stamp or timeutils.utcnow())
+    return _forget(db, condition, send_order.clamp(stamp))
 
 
 def instances_on(db, host):

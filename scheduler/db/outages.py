@@ -20,10 +20,24 @@ it ends, not a traceback per attempt::
         log.failed(exc, retry_every=15)
     else:
         log.worked()
+
+``RequestOutage`` is the same for the requests a worker serves, which
+may be thousands during one outage: ``refused(exc, method)`` for each
+request answered ``DatabaseUnavailable`` (the first logs one warning with
+the driver's message), ``answered()`` for each request answered
+normally (the first after an outage logs one line: how long it lasted
+and how many requests were refused meanwhile). ``requests_of(endpoint)``
+is the one of an RPC endpoint, shared by the dispatchers of its topics.
 """
+
+import threading
+import time
+import weakref
 
 from oslo_db import exception as db_exc
 from sqlalchemy import exc as sa_exc
+
+from scheduler import exception
 
 _OUTAGE = (db_exc.DBConnectionError, db_exc.CantStartEngineError,
            sa_exc.OperationalError, sa_exc.InterfaceError,
@@ -62,3 +76,61 @@ class OutageLog:
         if self.failing:
             self.logger.info('%s works again', self.task)
         self.failing = False
+
+
+#: the driver's message in the line that starts an outage (it may hold a
+#: statement and its parameters)
+DETAIL_LENGTH = 1000
+
+
+class RequestOutage:
+    """One line when requests start to fail, one when one works again."""
+
+    def __init__(self, logger):
+        self.logger = logger
+        self._lock = threading.Lock()
+        self._since = None
+        self._refused = 0
+
+    def refused(self, exc, method):
+        """A request of ``method`` was answered DatabaseUnavailable."""
+        with self._lock:
+            self._refused += 1
+            if self._since is not None:
+                return
+            self._since = time.monotonic()
+        self.logger.warning(
+            'Database unreachable (seen by %s): %s; requests are answered '
+            'DatabaseUnavailable until it is back', method, exception.cut(
+                str(exc).replace('\n', ' '), DETAIL_LENGTH))
+
+    def answered(self):
+        """A request was answered normally (every RPC method's normal
+        answer went through the database)."""
+        if self._since is None:     # the common case: no lock
+            return
+        with self._lock:
+            if self._since is None:
+                return
+            lasted = time.monotonic() - self._since
+            refused, self._since, self._refused = self._refused, None, 0
+        self.logger.info('Database reachable again after %.1f s; %d '
+                         'requests were answered DatabaseUnavailable '
+                         'meanwhile', lasted, refused)
+
+    @property
+    def ongoing(self):
+        return self._since is not None
+
+
+_OF_ENDPOINT = weakref.WeakKeyDictionary()
+_OF_ENDPOINT_LOCK = threading.Lock()
+
+
+def requests_of(endpoint, logger):
+    """The ``RequestOutage`` of ``endpoint`` (created at first use)."""
+    with _OF_ENDPOINT_LOCK:
+        outage = _OF_ENDPOINT.get(endpoint)
+        if outage is None:
+            outage = _OF_ENDPOINT[endpoint] = RequestOutage(logger)
+        return outage

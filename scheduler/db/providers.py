@@ -8,6 +8,10 @@ reports older than the one already stored, so a report delivered twice or
 out of order never moves a host back in time. A report that repeats what
 is stored is not written at all (``record_compute_nodes``).
 
+A report is ordered by its ``updated_at``, clamped to the worker's clock
+(``report_time``), so a tracker whose clock runs ahead cannot freeze its
+host: the next report, stamped by a correct clock, still wins.
+
 ``load_changes(since)`` returns providers changed after feed position
 ``since`` (all of them for ``since=None``) with their inventories, as plain
 dicts ready for the in-memory host table.
@@ -27,6 +31,7 @@ from scheduler.db import api as db_api
 from scheduler.db import changes
 from scheduler.db import models
 from scheduler.db import ratios
+from scheduler.db import send_order
 
 P = models.providers
 INV = models.inventories
@@ -48,6 +53,14 @@ def _naive_utc(value):
     if value.tzinfo is not None:
         value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
     return value
+
+
+def report_time(node, now=None):
+    """When the report ``node`` was made, for ordering reports: its
+    ``updated_at`` (naive UTC), clamped to the worker's now (``now``,
+    default the clock) if ahead or missing (``send_order.clamp``): a
+    tracker's clock ahead never makes later reports look older."""
+    return send_order.clamp(_naive_utc(node.get('updated_at')), now)
 
 
 def inventories_from_node(node, defaults):
@@ -134,8 +147,7 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
     writes every report.
     """
     now = now or timeutils.utcnow()
-    stamped = [(node, _naive_utc(node.get('updated_at')) or now)
-               for node in nodes]
+    stamped = [(node, report_time(node, now)) for node in nodes]
     skipped, todo = _skip_unchanged(db, stamped, ratio_defaults, fresh_for)
     if not todo:
         return 0, skipped

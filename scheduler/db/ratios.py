@@ -7,12 +7,15 @@ The ratio is the tracker's (``inventories.reported_ratio``), as in Nova
 ``disk_allocation_ratio`` imposes that ratio on its hosts (the smallest
 one when several aggregates of a host set it); ``overrides`` is the one
 place that decides, for reports and aggregate changes alike.
+A stored ratio that is not a finite positive number is ignored (the RPC
+edge refuses one; metadata stored before it did may hold one).
 The effective ratio is written to ``inventories.allocation_ratio`` and
 ``capacity`` in the database, because the claim transaction re-checks
 capacity in SQL: planner and claim must agree on it.
 """
 
 import json
+import math
 
 import sqlalchemy as sa
 
@@ -55,9 +58,10 @@ def aggregate_ratios(session, hosts):
         for rc, key in RATIO_KEYS.items():
             try:
                 ratio = float(metadata[key])
-            except (KeyError, ValueError):
+            except (KeyError, TypeError, ValueError):
                 continue
-            if ratio <= 0:
+            # metadata stored before the edge bounded ratios may be 'inf'
+            if not math.isfinite(ratio) or ratio <= 0:
                 continue
             for host in members:
                 current = found.setdefault(host, {}).get(rc)

@@ -1,11 +1,14 @@
 """Service records: which scheduler workers run, what they run, are they up.
 
 Each ``scheduler-server`` worker calls ``start_heartbeat(conf, db, index)``
-once when it starts serving: that inserts its row (host, pid, worker index,
-release, RPC and object versions) and a daemon thread stamps
-``heartbeat_at`` every ``[DEFAULT] heartbeat_interval`` seconds until the
-process ends. A worker is *up* while its last heartbeat is younger than
-``[DEFAULT] worker_down_time``; ``list_services`` says which are.
+once when it starts serving: that writes the one row of its (host, worker
+index), a restarted worker updating the row its predecessor left (pid,
+release, RPC and object versions, start time), and a daemon thread stamps
+``heartbeat_at`` every ``[DEFAULT] heartbeat_interval`` seconds. A worker
+is *up* while its last heartbeat is younger than ``[DEFAULT]
+worker_down_time``; ``list_services`` says which are. A worker that stops
+cleanly calls ``stop()`` on what ``start_heartbeat`` returned: its row's
+pid becomes ``STOPPED`` (0) and it reads down at once.
 ``purge_services`` deletes rows of workers down for longer than a given
 age (``scheduler-manage db purge``).
 
@@ -56,16 +59,43 @@ def object_versions():
             if issubclass(classes[0], objects.base.SchedulerObject)}
 
 
+#: the pid of a worker that stopped cleanly: its record reads down
+STOPPED = 0
+
+
 def register(db, host, worker, at=None):
-    """Insert this process's record; returns its id."""
+    """Write this process's record, the one row of (host, worker): the
+    newest row a previous process left is updated, older ones (written
+    before rows were reused) deleted. Returns its id."""
     at = at or now()
+    values = dict(
+        pid=os.getpid(), release=version.release(),
+        rpc_version=version.RPC_API_VERSION,
+        object_versions=json.dumps(object_versions(), sort_keys=True),
+        started_at=at, heartbeat_at=at)
+    mine = sa.and_(SERVICES.c.host == host, SERVICES.c.binary == BINARY,
+                   SERVICES.c.worker == worker)
     with db.writer() as session:
-        result = session.execute(sa.insert(SERVICES).values(
-            host=host, binary=BINARY, pid=os.getpid(), worker=worker,
-            release=version.release(), rpc_version=version.RPC_API_VERSION,
-            object_versions=json.dumps(object_versions(), sort_keys=True),
-            started_at=at, heartbeat_at=at))
-        return result.inserted_primary_key[0]
+        ids = session.execute(sa.select(SERVICES.c.id).where(mine).order_by(
+            SERVICES.c.id.desc())).scalars().all()
+        if not ids:
+            return session.execute(sa.insert(SERVICES).values(
+                host=host, binary=BINARY, worker=worker, **values)
+            ).inserted_primary_key[0]
+        session.execute(sa.update(SERVICES).where(
+            SERVICES.c.id == ids[0]).values(**values))
+        if ids[1:]:
+            session.execute(sa.delete(SERVICES).where(
+                SERVICES.c.id.in_(ids[1:])))
+        return ids[0]
+
+
+def mark_stopped(db, service_id, at=None):
+    """The record ``service_id`` reads down from now on (a clean stop)."""
+    with db.writer() as session:
+        session.execute(sa.update(SERVICES).where(
+            SERVICES.c.id == service_id).values(
+                pid=STOPPED, heartbeat_at=at or now()))
 
 
 def beat(db, service_id, at=None):
@@ -84,7 +114,8 @@ def list_services(db, down_time, at=None, live_only=False):
     for row in rows:
         item = dict(row._mapping)
         item['object_versions'] = json.loads(item['object_versions'])
-        item['up'] = item['heartbeat_at'] >= limit
+        item['up'] = (item['heartbeat_at'] >= limit
+                      and item['pid'] != STOPPED)
         if item['up'] or not live_only:
             services.append(item)
     return services
@@ -99,26 +130,54 @@ def purge_services(db, older_than, at=None):
             SERVICES.c.heartbeat_at < limit)).rowcount
 
 
-def start_heartbeat(conf, db, worker):
-    """Record this worker and keep its heartbeat going (daemon thread).
+class Heartbeat:
+    """A worker's record kept fresh by a daemon thread (``start_heartbeat``).
     A database error is logged and retried at the next beat: a worker
     never stops serving because its record could not be written."""
-    state = {'id': None}
 
-    def tick():
-        try:
-            if state['id'] is None:
-                state['id'] = register(db, conf.host, worker)
-            else:
-                beat(db, state['id'])
-        except Exception as exc:  # keep serving; the record can wait
-            LOG.warning('Service record not written: %s', exc)
+    def __init__(self, conf, db, worker):
+        self.conf, self.db, self.worker = conf, db, worker
+        self.service_id = None
+        self.stopped = threading.Event()
+        self._lock = threading.Lock()
 
-    def loop():
-        tick()
-        while not stopped.wait(conf.heartbeat_interval):
-            tick()
+    def _tick(self):
+        with self._lock:
+            if self.stopped.is_set():
+                return
+            try:
+                if self.service_id is None:
+                    self.service_id = register(self.db, self.conf.host,
+                                               self.worker)
+                else:
+                    beat(self.db, self.service_id)
+            except Exception as exc:  # keep serving; the record can wait
+                LOG.warning('Service record not written: %s', exc)
 
-    stopped = threading.Event()
-    threading.Thread(target=loop, name='heartbeat', daemon=True).start()
-    return stopped
+    def _loop(self):
+        self._tick()
+        while not self.stopped.wait(self.conf.heartbeat_interval):
+            self._tick()
+
+    def stop(self):
+        """No more beats; the record reads down at once (a clean stop)."""
+        with self._lock:
+            self.stopped.set()
+            if self.service_id is None:
+                return
+            try:
+                mark_stopped(self.db, self.service_id)
+            except Exception as exc:  # it will read down soon anyway
+                LOG.warning('Service record not marked down: %s', exc)
+
+    # start_heartbeat returned a threading.Event before: its callers set it
+    set = stop
+
+
+def start_heartbeat(conf, db, worker):
+    """Record this worker and keep its heartbeat going; returns the
+    ``Heartbeat`` whose ``stop()`` a clean stop calls."""
+    heartbeat = Heartbeat(conf, db, worker)
+    threading.Thread(target=heartbeat._loop, name='heartbeat',
+                     daemon=True).start()
+    return heartbeat

@@ -11,7 +11,10 @@ requested-hosts step and the filters over the host table, then for each
 instance weigh the hosts that still fit (``scheduler.model.fit``), pick at
 random among the best ``host_subset_size`` and *assume* its claim
 (``scheduler.host_state.assumed``), so the next instance of the request
-and the other threads of this worker plan around it.
+and the other threads of this worker plan around it. With a hard
+affinity group, the first instance only goes to a host that can hold
+every instance of the request (``copies_that_fit``), since it decides
+where the others go.
 
 Phase two: ``claims.claim_resources`` writes the claims of all instances in
 one transaction; the request's tentative claims are then confirmed, or, on
@@ -266,11 +269,21 @@ class FilterScheduler:
                                         request, diagnosis,
                                         _compute_only(table))
             decision.considered = len(candidates)
-            for consumer in consumers:
-                decision.timed('weigh', self._place_one, table, request,
-                               candidates, consumer, return_alternates, plan,
-                               diagnosis, len(consumers), key)
+            self._place_all(table, request, candidates, consumers,
+                            return_alternates, plan, diagnosis, decision,
+                            key)
             return plan
+
+    def _place_all(self, table, request, candidates, consumers,
+                   return_alternates, plan, diagnosis, decision, key):
+        """Place every instance of a request without resource groups
+        among ``candidates`` (the hosts past the filters): greedily, one
+        after the other, each on the best host left. The hook another
+        driver overrides (``scheduler.driver.solver``)."""
+        for consumer in consumers:
+            decision.timed('weigh', self._place_one, table, request,
+                           candidates, consumer, return_alternates, plan,
+                           diagnosis, len(consumers), key)
 
     def _plan_groups(self, table, request, consumers, return_alternates,
                      decision, key, plan):
@@ -320,6 +333,7 @@ class FilterScheduler:
                               _names(table, out),
                               plugin.explain(table, request, out))
                 alive &= mask
+                self.recorder.rejected(plugin.name, hosts_out)
             else:
                 diagnosis.add(plugin.name, hosts_in, 0, [], None)
             hosts_in -= hosts_out
@@ -340,18 +354,14 @@ class FilterScheduler:
 
     def _place_one(self, table, request, candidates, consumer,
                    return_alternates, plan, diagnosis, total, key):
-        if plan.claims or not self._fit_filtered:
-            fitting = candidates[fit.fits_all(table, request.resources,
-                                              candidates)]
-        else:
-            # a filter applied this very rule to this table under the
-            # same lock: nothing changed since
-            fitting = candidates
+        fitting = self._fitting(table, request, candidates, plan)
         fitting, group_note = _allowed_by_group(request, table, fitting)
+        fitting, gang_note = _holding_the_gang(
+            request, table, fitting, total - len(plan.claims))
         if not len(fitting):
             notes = ['only %d of %d instances fit, none placed' % (
                 len(plan.claims), total)] if plan.claims else []
-            notes += [group_note] if group_note else []
+            notes += [n for n in (group_note, gang_note) if n]
             self._no_valid_host(request, diagnosis,
                                 note='; '.join(notes) or None)
         wanted = max(self.host_subset_size,
@@ -359,7 +369,23 @@ class FilterScheduler:
         ranked, weights = self._rank(table, fitting, request, wanted)
         pick = int(self.rng.integers(min(self.host_subset_size,
                                          len(ranked))))
-        chosen = int(ranked[pick])
+        self._take(table, request, int(ranked[pick]), weights[pick],
+                   consumer, plan, key)
+        if return_alternates:
+            self._add_alternates(table, request, ranked, weights, plan)
+
+    def _fitting(self, table, request, candidates, plan):
+        """The ``candidates`` where one more instance fits now."""
+        if plan.claims or not self._fit_filtered:
+            return candidates[fit.fits_all(table, request.resources,
+                                           candidates)]
+        # a filter applied this very rule to this table under the same
+        # lock: nothing changed since
+        return candidates
+
+    def _take(self, table, request, chosen, weight, consumer, plan, key):
+        """Assume ``consumer`` on row ``chosen``: its claim and its
+        selection (the destination) join ``plan``."""
         self.assumed.assume(key, chosen, dict(request.resources))
         if request.group is not None:
             request.group.placed(table.hosts[chosen])
@@ -367,18 +393,23 @@ class FilterScheduler:
             consumer, int(table.provider_id[chosen]),
             dict(request.resources), host=table.hosts[chosen]))
         plan.rows.append(chosen)
-        selections = [self._selection(table, chosen, consumer, request,
-                                      False, weights[pick])]
-        if return_alternates:
-            for row, weight in zip(ranked, weights):
-                if len(selections) >= self.max_attempts:
-                    break
-                row = int(row)
-                if (row != chosen and table.fits(row, request.resources)
-                        and _group_allows(request, table, row)):
-                    selections.append(self._selection(
-                        table, row, consumer, request, True, weight))
-        plan.selections.append(selections)
+        plan.selections.append([self._selection(
+            table, chosen, consumer, request, False, weight)])
+
+    def _add_alternates(self, table, request, ranked, weights, plan):
+        """Append to the last selection the alternates among ``ranked``
+        (best first): hosts where the instance still fits and its group
+        allows it, up to ``max_attempts`` selections in all."""
+        selections = plan.selections[-1]
+        chosen, consumer = plan.rows[-1], selections[0].instance_uuid
+        for row, weight in zip(ranked, weights):
+            if len(selections) >= self.max_attempts:
+                break
+            row = int(row)
+            if (row != chosen and table.fits(row, request.resources)
+                    and _group_allows(request, table, row)):
+                selections.append(self._selection(
+                    table, row, consumer, request, True, weight))
 
     def _rank(self, table, rows, request, wanted):
         """The ``wanted`` best rows, best first, and their weights; ties
@@ -463,6 +494,35 @@ def _allowed_by_group(request, table, rows):
         return allowed, None
     return allowed, 'server group %s (%s) rules out the %d host(s) that ' \
         'fit' % (request.group.uuid, request.group.policy, len(rows))
+
+
+def copies_that_fit(table, resources, rows):
+    """How many instances of ``resources`` fit together on each of
+    ``rows`` now: the fit rule for one (its units), and the free
+    capacity it reads for the sum."""
+    count = np.where(fit.fits_all(table, resources, rows),
+                     np.iinfo(np.int64).max, 0)
+    for rc, amount in resources.items():
+        if amount > 0:
+            count = np.minimum(count, table.free(rc, rows) // amount)
+    return count
+
+
+def _holding_the_gang(request, table, rows, remaining):
+    """With a hard affinity group, the rows that can hold the
+    ``remaining`` instances of the request all together (the first
+    instance decides the host of every other), and why none if none."""
+    group = request.group
+    if group is None or group.policy != 'affinity' or remaining <= 1 \
+            or not len(rows):
+        return rows, None
+    holding = rows[copies_that_fit(table, request.resources, rows)
+                   >= remaining]
+    if len(holding):
+        return holding, None
+    return holding, 'server group %s (affinity): none of the %d host(s) ' \
+        'that fit holds all %d instances' % (group.uuid, len(rows),
+                                              remaining)
 
 
 def _group_allows(request, table, row):

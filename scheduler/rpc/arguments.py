@@ -10,7 +10,11 @@ cannot be read raises ``InvalidField`` naming it:
   (``RequestSpec.from_nova``); a request of resource groups alone gets an
   empty flavor; unset fields get their defaults;
 * a tracker report: ``name`` and ``stats`` into a ComputeNode
-  (``ComputeNode.from_stats``);
+  (``ComputeNode.from_stats``), whose fields the tracker did not send
+  (set to their defaults by the reading) are named in its
+  ``DEFAULTED`` attribute: the schema sees what was sent,
+  so that a report leaving out its capacity is refused, not read as
+  zero;
 * ``aggregates``, ``instance_info``: one object or a list of them, each
   complete.
 """
@@ -19,6 +23,10 @@ from scheduler import exception
 from scheduler.model import names
 from scheduler import objects
 from scheduler.objects import nova_compat
+
+#: the attribute of a read report naming the fields its reading set to
+#: their defaults (``validation.view`` leaves them out)
+DEFAULTED = '_defaulted'
 
 
 def request_spec(spec_obj):
@@ -47,9 +55,20 @@ def report(name, stats):
     if isinstance(stats, objects.ComputeNode) and getattr(
             stats, '_read_for', None) == (host, node):
         return stats
+    sent = _sent_fields(stats)
     node_obj = objects.ComputeNode.from_stats(host, node, stats)
     node_obj._read_for = (host, node)
+    setattr(node_obj, DEFAULTED, frozenset(node_obj.fields) - sent)
     return node_obj
+
+
+def _sent_fields(stats):
+    """The ComputeNode fields a report's ``stats`` carries."""
+    if isinstance(stats, objects.ComputeNode):
+        return {name for name in stats.fields if stats.obj_attr_is_set(name)}
+    if nova_compat.is_envelope(stats):
+        stats = nova_compat.unwrap(stats)
+    return set(stats) if isinstance(stats, dict) else set()
 
 
 def object_list(value, cls, field):

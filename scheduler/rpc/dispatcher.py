@@ -1,9 +1,17 @@
 """The RPC dispatcher of a worker: every message gets a clear answer.
 
-``SchedulerDispatcher`` is oslo.messaging's ``RPCDispatcher`` with four
+``SchedulerDispatcher`` is oslo.messaging's ``RPCDispatcher`` with these
 additions, so that no input and no database outage reaches a caller or the
 log as a traceback:
 
+* only the RPC methods can be called (``RPCMethods``, an oslo.messaging
+  access policy): the methods of ``scheduler.rpc.schemas.METHODS``, each
+  behind its policy rule; any other name (``conf``, ``stop``,
+  ``target``, ``__init__``, ``_private`` ...) is an unknown method;
+* the envelope is checked first: the method name, the version and the
+  context (``validation.EdgeCheck.check_context``: what oslo.log writes
+  of it into every line follows the name rule, nothing holds invalid
+  unicode);
 * every message is checked once, here, before the manager's method runs
   (``validation.EdgeCheck``): its raw arguments against the ``[limits]``
   options and the names the method takes, then, once deserialized and
@@ -15,18 +23,25 @@ log as a traceback:
   check answers it first;
 * ``InvalidRequest`` (raised by the edge check or the serializer) is an
   expected exception: a call gets it back, a cast is dropped with one
-  warning naming the method and the field;
+  warning naming the method and the field (values in it cut to a few
+  hundred characters, ``scheduler.exception.cut``);
 * an unknown method or an unsupported version is answered with
   ``InvalidRequest`` listing what this worker serves;
-* a database outage is answered with ``DatabaseUnavailable`` and any other
+* a database outage is answered with ``DatabaseUnavailable``, logged
+  once when it starts and once when it ends with the number of requests
+  so answered (``scheduler.db.outages.RequestOutage``); any other
   database error with ``DatabaseError`` carrying an error id; the
   statement, its parameters and the driver's message go to the log only;
+* any other fault is answered ``InternalError`` carrying an error id (its
+  traceback is in the log): no traceback or file path reaches a caller.
+  A cast's ``ReportNotStored`` is raised on, for the report topic's
+  server to have the broker deliver it again
+  (``scheduler.rpc.report_consumer``);
 * call-monitor heartbeats of every running call come from one thread per
   worker (``scheduler.rpc.call_monitor``), not from a thread started and
   joined per call.
 """
 
-import inspect
 import threading
 import uuid
 
@@ -64,28 +79,55 @@ def _answer(exc):
     return type(exc), exc, None
 
 
-def translate_db_error(exc, method, host):
-    """The exception a caller sees for database error ``exc``."""
+#: the driver's message in a database error's log line (it holds the
+#: statement and its parameters, which may echo a caller's values)
+_DETAIL_LENGTH = 2000
+
+
+def translate_db_error(exc, method, host, outage=None):
+    """The exception a caller sees for database error ``exc``; an outage
+    is counted by ``outage`` (a ``RequestOutage``), which logs it."""
     if outages.is_outage(exc):
-        LOG.warning('%s: database unreachable: %s', method,
-                    str(exc).replace('\n', ' '))
+        if outage is None:
+            LOG.warning('%s: database unreachable: %s', method,
+                        outages.summary(exc))
+        else:
+            outage.refused(exc, method)
         return exception.DatabaseUnavailable(service='database', url='',
                                              reason='unreachable')
     error_id = uuid.uuid4().hex[:12]
     # the only place the statement and parameters are written
     LOG.error('%s: database error %s: %s', method, error_id,
-              str(exc).replace('\n', ' '))
+              exception.cut(str(exc).replace('\n', ' '), _DETAIL_LENGTH))
     return exception.DatabaseError(host=host, error_id=error_id)
+
+
+class RPCMethods(rpc_dispatcher.RPCAccessPolicyBase):
+    """oslo.messaging access policy: the RPC methods only (module doc);
+    oslo.messaging's own ping, if an operator enabled it."""
+
+    def is_allowed(self, endpoint, method):
+        return method in schemas.METHODS or isinstance(
+            endpoint, rpc_dispatcher.PingEndpoint)
+
+
+def _shown(method):
+    """``method`` as a log line or an answer shows it."""
+    if isinstance(method, str) and method in schemas.METHODS:
+        return method
+    return exception.echo(method, 80)
 
 
 class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
     """See the module docstring. ``limits`` is ``conf.limits``."""
 
     def __init__(self, endpoints, serializer, limits, host):
-        super().__init__(endpoints, serializer)
+        super().__init__(endpoints, serializer, access_policy=RPCMethods)
         self.limits = limits
         self.host = host
         self.edge = validation.EdgeCheck(limits)
+        self.outage = outages.requests_of(
+            endpoints[0] if endpoints else self, LOG)
         # the version of the message this thread dispatches
         self._message = threading.local()
         self._monitor = call_monitor.CallMonitor()
@@ -107,16 +149,12 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         # a cast has no reply queue (oslo.messaging's AMQP drivers)
         is_cast = not getattr(incoming, 'reply_q', None)
         try:
-            return super().dispatch(incoming)
+            self.edge.check_envelope(
+                method, incoming.message.get('version', '1.0'),
+                incoming.ctxt)
+            result = super().dispatch(incoming)
         except rpc_dispatcher.ExpectedException as wrapped:
-            error = wrapped.exc_info[1]
-            wrapped.exc_info = _answer(error)
-            if isinstance(error, exception.InvalidRequest):
-                log = LOG.warning if is_cast else LOG.info
-                # 'Rejected <method>': what operators grep for, whichever
-                # step refused the message
-                log('Rejected %s (%s): %s', method,
-                    'cast' if is_cast else 'call', error)
+            self._answered(wrapped, method, is_cast)
             raise
         except rpc_dispatcher.NoSuchMethod:
             self._refuse(method, is_cast, 'no such method; this scheduler '
@@ -125,21 +163,56 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             self._refuse(method, is_cast, 'version %s is not supported; '
                          'this scheduler serves 1.0 to %s' %
                          (exc.version, self._version()))
+        except exception.InvalidRequest as exc:
+            self._rejected(method, is_cast, exc)
+            _expected(exc)
         except _DB_ERRORS as exc:
-            _expected(translate_db_error(exc, method, self.host))
+            _expected(translate_db_error(exc, _shown(method), self.host,
+                                         self.outage))
+        except exception.ReportNotStored as exc:
+            if is_cast:
+                raise       # the report topic's server has it redelivered
+            _expected(exc)
+        except Exception:
+            _expected(self._fault(method))
+        self.outage.answered()
+        return result
+
+    def _answered(self, wrapped, method, is_cast):
+        """An expected exception: sent without traceback, a refusal
+        logged once."""
+        error = wrapped.exc_info[1]
+        wrapped.exc_info = _answer(error)
+        if isinstance(error, exception.InvalidRequest):
+            self._rejected(method, is_cast, error)
+
+    @staticmethod
+    def _rejected(method, is_cast, error):
+        log = LOG.warning if is_cast else LOG.info
+        # 'Rejected <method>': what operators grep for, whichever
+        # step refused the message
+        log('Rejected %s (%s): %s', _shown(method),
+            'cast' if is_cast else 'call', error)
+
+    def _fault(self, method):
+        """The answer to a fault that is not the caller's: its traceback
+        goes to the log only."""
+        error_id = uuid.uuid4().hex[:12]
+        LOG.exception('%s: internal error %s', _shown(method), error_id)
+        return exception.InternalError(method=_shown(method),
+                                       host=self.host, error_id=error_id)
 
     def _refuse(self, method, is_cast, reason):
-        error = exception.InvalidField(field='method %s' % (method,),
+        error = exception.InvalidField(field='method %s' % _shown(method),
                                        reason=reason)
-        (LOG.warning if is_cast else LOG.info)('Rejected %s: %s',
-                                               method, error)
+        self._rejected(method, is_cast, error)
         _expected(error)
 
     def _methods(self):
+        """The RPC methods the endpoints serve."""
         return sorted({name for endpoint in self.endpoints
-                       for name, _ in inspect.getmembers(
-                           endpoint, inspect.ismethod)
-                       if not name.startswith('_') and name != 'stop'})
+                       for name in schemas.METHODS
+                       if callable(getattr(endpoint, name, None))})
 
     def _version(self):
         return max((e.target.version for e in self.endpoints

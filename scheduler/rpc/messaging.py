@@ -5,15 +5,43 @@ module, so callers catch ``scheduler.exception.NoValidHost`` itself.
 ``EMBEDDED_TRANSPORT_URL`` is the in-process default of the simulator and
 of unit tests: the rabbit driver over kombu's in-memory transport. It only
 reaches servers of the same process.
+
+``broker_urls(conf)`` are the kombu URLs of the broker hosts of
+``transport_url``, built as the workers' rabbit driver builds them: the
+start-up check connects to exactly those. oslo.messaging reads a
+percent-encoded user name or password (``rabbit://u:p%40ss%2Fw@h/``) but
+its rabbit driver quotes it back with ``/`` left bare, which kombu then
+reads as the end of the host (``ValueError: Port could not be cast``);
+``get_transport`` makes the driver quote every character instead.
+
+Stopping a worker loses no call. The rabbit driver acknowledges a call as
+it reads it; once its server stopped polling, a call the broker had
+already pushed could still be read (while the connection deleted its
+fanout queue) and was then acknowledged and dropped, its caller waiting
+for the call monitor. ``Servers.stop`` cancels every consumer of the
+worker on the broker as soon as its server stopped polling, and the
+decision server (``CallServer``) leaves a call read after that
+unacknowledged: the broker gives it to another worker when the channel
+closes. Cancelling first also keeps the broker's cancel notice for the
+deleted fanout queue (``Received method (60, 30) during closing
+channel``) out of the log.
 """
 
+from urllib.parse import quote
+
 import oslo_messaging
+from oslo_messaging._drivers import amqpdriver
+from oslo_messaging._drivers import impl_rabbit
+from oslo_log import log as logging
 from oslo_messaging.rpc import server as rpc_server
+from oslo_utils import netutils
 
 from scheduler import conf as sched_conf
 from scheduler.rpc import inbound
 from scheduler import objects
-from scheduler.rpc import report_consumer
+from scheduler.rpc import late_ack
+
+LOG = logging.getLogger(__name__)
 
 ALLOWED_EXMODS = ['scheduler.exception']
 EMBEDDED_TRANSPORT_URL = 'kombu+memory:////'
@@ -21,8 +49,34 @@ EMBEDDED_TRANSPORT_URL = 'kombu+memory:////'
 
 def get_transport(conf, url=None):
     sched_conf.messaging.register_opts(conf)
+    impl_rabbit.Connection._transform_transport_url = _kombu_url
     return oslo_messaging.get_rpc_transport(
         conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
+
+
+def _kombu_url(connection, url, host, default_username='',
+               default_password='', default_hostname=''):
+    """The kombu URL of one host of transport URL ``url`` (the rabbit
+    driver's ``Connection._transform_transport_url``, fully quoted)."""
+    transport = url.transport.replace('kombu+', '').replace('rabbit', 'amqp')
+    return '%s://%s:%s@%s:%s/%s' % (
+        transport, quote(host.username or default_username, safe=''),
+        quote(host.password or default_password, safe=''),
+        netutils.escape_ipv6(host.hostname) or default_hostname,
+        host.port or 5672, url.virtual_host or '')
+
+
+def broker_urls(conf):
+    """The kombu URL of every broker host of ``[DEFAULT] transport_url``
+    (module docstring); [] for a transport that is not AMQP over the
+    network (the in-memory one, another driver)."""
+    sched_conf.messaging.register_opts(conf)
+    url = oslo_messaging.TransportURL.parse(conf, conf.transport_url)
+    if url.transport not in ('rabbit', 'amqp'):
+        return []
+    # the driver's defaults for a host it was given without these
+    return [_kombu_url(None, url, host, 'guest', 'guest', 'localhost')
+            for host in url.hosts or [oslo_messaging.TransportHost('')]]
 
 
 def get_serializer():
@@ -44,12 +98,47 @@ class Servers:
                 override_pool_size=getattr(server, 'pool_size', None))
 
     def stop(self):
+        """Stop polling and cancel every consumer: from now on the broker
+        gives this worker's messages to the others (module docstring)."""
         for server in self.servers:
             server.stop()
+            _cancel_consumers(server)
 
     def wait(self):
         for server in self.servers:
             server.wait()
+
+
+def _cancel_consumers(server):
+    adapter = getattr(server, 'listener', None)
+    connection = getattr(getattr(adapter, '_poll_style_listener', None),
+                         'conn', None)
+    consumers = getattr(connection, '_consumers', None) or {}
+    for consumer, tag in list(consumers.items()):
+        try:
+            consumer.cancel(tag)
+        except Exception as exc:  # the connection closes next anyway
+            LOG.debug('Consumer %s not cancelled: %s', tag, exc)
+
+
+class _CallListener(amqpdriver.RpcAMQPListener):
+    """Acknowledges a call as it reads it, as the driver does, but only
+    while its server polls: a call read later is left unacknowledged."""
+
+    def __call__(self, message):
+        if not self._shutdown.is_set():
+            super().__call__(message)
+
+
+class CallServer(rpc_server.RPCServer):
+    """The decision topic's ``RPCServer`` (module docstring)."""
+
+    def _create_listener(self):
+        adapter = super()._create_listener()
+        listener = getattr(adapter, '_poll_style_listener', None)
+        if type(listener) is amqpdriver.RpcAMQPListener:
+            listener.__class__ = _CallListener
+        return adapter
 
 
 #: what a worker serves: both topics, decisions only, reports only
@@ -66,7 +155,8 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL):
     whichever worker of any scheduler takes them from the shared queue.
     Every endpoint method is served on both topics. The report topic's
     server acknowledges a cast only once its endpoint returned
-    (``scheduler.rpc.report_consumer``).
+    (``scheduler.rpc.late_ack``), the decision topic's a call once
+    it was answered.
     """
     report_topic = sched_conf.scheduler.report_topic(conf)
     sched_conf.limits.register_opts(conf)
@@ -74,10 +164,11 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL):
     servers = []
     if serves in (SERVES_ALL, SERVES_DECISIONS):
         servers.append(_server(conf, transport, conf.scheduler.topic,
-                               endpoints, rpc_server.RPCServer))
+                               # late_ack: acknowledged once answered
+                               endpoints, late_ack.CallServer))
     if serves in (SERVES_ALL, SERVES_REPORTS):
         servers.append(_server(conf, transport, report_topic, endpoints,
-                               report_consumer.ReportServer))
+                               late_ack.ReportServer))
     return Servers(servers)
 
 

@@ -4,8 +4,15 @@
 in the order the dispatcher runs it, raising
 ``scheduler.exception.InvalidField`` that names the field
 (``spec_obj.flavor.vcpus``, ``aggregates[0].uuid``,
-``spec_obj.resource_groups[0].resources.X``) and what was wrong:
+``spec_obj.resource_groups[0].resources.X``) and what was wrong, with
+the caller's value cut to a few hundred characters
+(``scheduler.exception.echo``):
 
+0. ``check_envelope(method, version, context)``: the method is a name,
+   the version a version, and the context passes ``check_structure``
+   (no invalid unicode ...); what oslo.log writes of it into every line
+   of the request (``LOGGED_CONTEXT``, ``roles``) follows the name rule
+   (``scheduler.model.names``: no control character, 255 characters);
 1. ``check_message(method, version, args)``, on the raw message before
    anything is decoded: an argument the method does not take is refused
    by name, then each argument goes through ``check_structure``: nesting
@@ -20,7 +27,9 @@ in the order the dispatcher runs it, raising
    manager takes (``scheduler.rpc.arguments``);
 3. ``check_arguments(method, version, args)`` applies the method's JSON
    Schema for that version (``scheduler.rpc.schemas``) to the arguments'
-   ``view``: objects as the mappings of their set fields. Cross-field
+   ``view``: objects as the mappings of their set fields (a report's
+   ComputeNode without the defaults its reading filled in:
+   ``scheduler.rpc.arguments.report``). Cross-field
    rules are the schema keywords of ``scheduler.rpc.schemas.keywords``.
    The schema runs first as a predicate (``scheduler.rpc.schemas.
    compiled``, a fraction of jsonschema's cost); only arguments it finds
@@ -34,6 +43,7 @@ with the same attributes. ``order_stamp`` orders casts by their send time.
 
 import functools
 import math
+import re
 
 import jsonschema
 from oslo_log import log as logging
@@ -42,7 +52,9 @@ from oslo_utils import uuidutils
 from oslo_versionedobjects import fields as ovo_fields
 
 from scheduler import exception
+from scheduler.model import names
 from scheduler.objects import base
+from scheduler.rpc import arguments
 from scheduler.rpc import schemas
 from scheduler.rpc.schemas import compiled
 from scheduler.rpc.schemas import keywords
@@ -80,6 +92,34 @@ def _check_scalar(value, node, limits):
             raise _invalid(_path(node), 'not a finite number: %r' % value)
 
 
+#: an RPC version as oslo.messaging compares them
+_VERSION = re.compile(r'[0-9]{1,9}\.[0-9]{1,9}(\.[0-9]{1,9})?')
+#: what oslo.log writes of a request's context into every line of it
+LOGGED_CONTEXT = ('user', 'user_id', 'tenant', 'project_id', 'domain',
+                  'user_domain', 'project_domain', 'user_name',
+                  'project_name', 'request_id', 'global_request_id',
+                  'resource_uuid')
+
+
+def _logged_context_problem(ctxt):
+    """(field, reason) of the first value of ``ctxt`` that oslo.log
+    would write but that is not a name, or None."""
+    for key in LOGGED_CONTEXT:
+        value = ctxt.get(key)
+        if value not in (None, ''):
+            problem = names.name_problem(value)
+            if problem:
+                return 'context.%s' % key, problem
+    roles = ctxt.get('roles')
+    if roles is not None and not isinstance(roles, list):
+        return 'context.roles', 'expected a list of role names'
+    for index, role in enumerate(roles or ()):
+        problem = names.name_problem(role)
+        if problem:
+            return 'context.roles[%d]' % index, problem
+    return None
+
+
 def _integer_fields(primitive, name=None):
     """Names of the integer fields of the object ``primitive`` encodes
     (or, for a plain dict, of object ``name``)."""
@@ -110,7 +150,8 @@ def check_integral(values, integer_fields, path):
                 int(value)
             except ValueError:
                 raise _invalid('%s.%s' % (path, name),
-                               'must be a whole number, got %r' % value)
+                               'must be a whole number, got %s' %
+                               exception.echo(value))
 
 
 def _path(node):
@@ -192,18 +233,23 @@ def check_structure(value, path, limits, raw_object=None):
             _check_scalar(item, node, limits)
 
 
+DEFAULTED = arguments.DEFAULTED
+
+
 def _set_field(obj, name, missing):
     """The value of field ``name`` of object ``obj`` as ``view`` reads
     it, ``missing`` if it is not set (or not a field)."""
-    if name in obj.fields and obj.obj_attr_is_set(name):
+    if name in obj.fields and obj.obj_attr_is_set(name) and \
+            name not in getattr(obj, DEFAULTED, ()):
         return getattr(obj, name)
     return missing
 
 
 def _set_fields(obj):
     """(name, value) of the set fields of object ``obj``, as ``view``."""
+    defaulted = getattr(obj, DEFAULTED, ())
     return [(name, getattr(obj, name)) for name in obj.fields
-            if obj.obj_attr_is_set(name)]
+            if obj.obj_attr_is_set(name) and name not in defaulted]
 
 
 class View(dict):
@@ -224,8 +270,7 @@ def view(value):
     """Plain data of an argument: an object is the View of its set
     fields, lists and dicts are copied, anything else is itself."""
     if isinstance(value, base.SchedulerObject):
-        return View((name, view(getattr(value, name)))
-                    for name in value.fields if value.obj_attr_is_set(name))
+        return View((name, view(item)) for name, item in _set_fields(value))
     if isinstance(value, dict):
         return View((key, view(item)) for key, item in value.items())
     if isinstance(value, (list, tuple)):
@@ -260,15 +305,19 @@ _REASONS = {
         ' or '.join(e.validator_value) if isinstance(
             e.validator_value, list) else e.validator_value,
         type(e.instance).__name__),
-    'format': lambda e: 'not a UUID: %r' % (e.instance,),
+    'format': lambda e: 'not a UUID: %s' % exception.echo(e.instance),
     'minimum': lambda e: 'must be at least %s' % e.validator_value,
-    'exclusiveMinimum': lambda e: 'must be positive, got %r' % (
-        e.instance,),
+    'maximum': lambda e: 'must be at most %s, got %s' % (
+        e.validator_value, exception.echo(e.instance)),
+    'exclusiveMinimum': lambda e: 'must be positive, got %s' % (
+        exception.echo(e.instance),),
     'minLength': lambda e: 'must not be empty',
+    'maxLength': lambda e: 'longer than %d characters' % (
+        e.validator_value),
     'minItems': lambda e: 'needs at least %d item(s)' % e.validator_value,
     'maxItems': lambda e: 'at most %d items' % e.validator_value,
-    'enum': lambda e: 'expected one of %s, got %r' % (
-        ', '.join(map(str, e.validator_value)), e.instance),
+    'enum': lambda e: 'expected one of %s, got %s' % (
+        ', '.join(map(str, e.validator_value)), exception.echo(e.instance)),
 }
 
 
@@ -285,7 +334,7 @@ def _reason(error):
     custom = error.schema.get('x-reason') if isinstance(
         error.schema, dict) else None
     if custom:
-        return '%s, got %r' % (custom, error.instance)
+        return '%s, got %s' % (custom, exception.echo(error.instance))
     explain = _REASONS.get(error.validator)
     return explain(error) if explain else error.message
 
@@ -335,6 +384,23 @@ class EdgeCheck:
     def accepted(self, method, version):
         """The arguments ``method`` takes, in order."""
         return list(self._schema(method, version)[2])
+
+    def check_envelope(self, method, version, ctxt):
+        """Step 0 (module doc): the method name, the version, the
+        context of a message."""
+        if not isinstance(method, str) or not method:
+            raise _invalid('method', 'expected a method name, got %s' %
+                           exception.echo(method))
+        if not (isinstance(version, str) and _VERSION.fullmatch(version)):
+            raise _invalid('version', 'expected a version such as 1.3, '
+                           'got %s' % exception.echo(version))
+        if not isinstance(ctxt, dict):
+            raise _invalid('context', 'expected a dict, got %s' %
+                           type(ctxt).__name__)
+        check_structure(ctxt, 'context', self.limits)
+        problem = _logged_context_problem(ctxt)
+        if problem:
+            raise _invalid(*problem)
 
     def check_message(self, method, version, args):
         """Step 1 (module doc), on the raw arguments."""

@@ -13,7 +13,10 @@
 * ``host_cache``: the in-memory host table and its refresh (its poller
   thread is started here when ``[scheduler] refresh_interval`` > 0);
 * ``notifier``: versioned notifications of decisions;
-* ``driver``: the filter scheduler, with the configured plugins;
+* ``driver``: the scheduling driver named by ``[scheduler] driver``
+  (a ``scheduler.drivers`` entry point: ``filter_scheduler`` or
+  ``solver``), with the configured plugins; every driver takes the same
+  arguments and answers ``select_destinations`` the same way;
 * ``request_checks``: the plugins' own checks of a request, which the RPC
   edge runs before planning (``scheduler.driver.plugins.RequestChecks``).
 
@@ -24,6 +27,8 @@ test or a tool can build its own ``Parts`` to pass in.
 
 import dataclasses
 
+from stevedore import driver as stevedore_driver
+
 from scheduler import manager
 from scheduler.service import claim_sweeper
 from scheduler.driver import decision_recorder
@@ -31,8 +36,8 @@ from scheduler.service import notifications
 from scheduler.driver import plugins
 from scheduler.service.report_writer import ReportWriter
 from scheduler.model import resource_classes as rcs
+from scheduler.conf import scheduler as scheduler_conf
 from scheduler.db import api as db_api
-from scheduler.driver import filter_scheduler
 from scheduler.host_state import HostStateCache
 from scheduler.weighers import image_properties as image_properties_weigher
 
@@ -73,8 +78,7 @@ def build(conf, db=None):
     cache.start()
     filters = plugins.load_filters(conf)
     weighers = plugins.load_weighers(conf)
-    driver = filter_scheduler.FilterScheduler(
-        conf, db, cache, filters, weighers, recorder=recorder)
+    driver = load_driver(conf, db, cache, filters, weighers, recorder)
     sweeper = claim_sweeper.ClaimSweeper(
         db, conf.scheduler.unconfirmed_claim_grace_period)
     sweeper.start()
@@ -85,6 +89,16 @@ def build(conf, db=None):
                      conf, conf.host),
                  driver=driver,
                  request_checks=plugins.RequestChecks(filters + weighers))
+
+
+def load_driver(conf, db, cache, filters, weighers, recorder):
+    """The driver ``[scheduler] driver`` names (its option refuses a name
+    no driver has, listing those installed)."""
+    return stevedore_driver.DriverManager(
+        scheduler_conf.DRIVER_NAMESPACE, conf.scheduler.driver,
+        invoke_on_load=True,
+        invoke_args=(conf, db, cache, filters, weighers),
+        invoke_kwds={'recorder': recorder}).driver
 
 
 def build_manager(conf, db=None):

@@ -5,7 +5,8 @@
 * ``key=value`` and JSON/dict forms (``password=...``, ``"token": ...``)
   through ``oslo_utils.strutils.mask_password``;
 * the password of every host of a URL, multi-host transport URLs included
-  (``rabbit://u1:pw1@h1:5672,u2:pw2@h2:5672/vhost``), and of database URLs.
+  (``rabbit://u1:pw1@h1:5672,u2:pw2@h2:5672/vhost``), and of database URLs,
+  percent-encoded or not, whatever characters it holds.
   ``mask_password`` (oslo.utils 10.x) leaves URL credentials alone, so this
   module masks them itself before handing the text to it.
 
@@ -23,8 +24,10 @@ from oslo_utils import strutils
 
 SECRET = '***'
 
-# scheme://netloc: the netloc ends at the first "/" or blank.
-_NETLOC = re.compile(r'(\b[A-Za-z][\w+.-]*://)([^/\s]+)')
+# scheme://netloc: the netloc ends at the first "/" or blank after the
+# user info, which ends at the last "@" before a blank: a password quoted
+# for kombu may hold a bare "/" (``amqp://u:p/w@h/``).
+_NETLOC = re.compile(r'(\b[A-Za-z][\w+.-]*://)(\S*@[^/\s@]+|[^/\s]+)')
 # A host without user info: name or address, optional port.
 _BARE_HOST = re.compile(r'^(\[[0-9A-Fa-f:.]+\]|[\w.-]+)(:\d+)?$')
 

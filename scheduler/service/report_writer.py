@@ -12,11 +12,13 @@ unacknowledged ones to another worker.
 
 The RPC threads share the writing (group commit): while one thread writes a
 batch, the reports others submit wait in memory (only the newest of each
-(host, node) is kept); when the batch commits, a waiting thread takes every
-pending report as the next batch: one read of what is stored, then one
-write transaction (one feed stamp) for the reports that change something
-(``scheduler.db.providers.record_compute_nodes``: a report that repeats
-what is stored costs no write). Batches thus grow with the load. A batch
+(host, node) is kept, by report time as the database orders them:
+``scheduler.db.providers.report_time``); when the batch commits, a
+waiting thread takes every pending report as the next batch: one read of
+what is stored, then one write transaction (one feed stamp) for the
+reports that change something (``scheduler.db.providers
+.record_compute_nodes``: a report that repeats what is stored costs no
+write). Batches thus grow with the load. A batch
 that fails is retried report by report, so one bad report fails alone.
 ``flush()`` waits until every report submitted so far is handled.
 """
@@ -37,11 +39,6 @@ MAX_BATCH = 50
 # how long a cast waits for its report's batch; the broker's own limit on
 # an unacknowledged delivery (consumer_timeout) is 30 minutes
 WRITE_TIMEOUT = 60.0
-
-
-def _newer(node, other):
-    mine, theirs = node.get('updated_at'), other.get('updated_at')
-    return mine is None or theirs is None or mine >= theirs
 
 
 class _Ticket:
@@ -69,6 +66,7 @@ class ReportWriter:
         self.recorder = recorder
         self.written = 0
         self._pending = {}      # (host, node) -> (report, [tickets])
+        self._times = {}        # (host, node) -> the report's time
         self._busy = False
         self._changed = threading.Condition()
 
@@ -92,11 +90,15 @@ class ReportWriter:
         self.flush(timeout)
 
     def _enqueue(self, node):
+        """Queue ``node``; of two pending reports of one (host, node), the
+        later report time wins, as in the database: a time ahead of this
+        worker's clock counts as now, when it arrived."""
         key, ticket = (node.host, node.nodename), _Ticket()
+        at = db_providers.report_time(node)
         with self._changed:
             report, tickets = self._pending.get(key, (node, []))
-            if _newer(node, report):
-                report = node
+            if at >= self._times.setdefault(key, at):
+                report, self._times[key] = node, at
             self._pending[key] = (report, tickets + [ticket])
         return ticket
 
@@ -121,6 +123,8 @@ class ReportWriter:
             with self._changed:
                 keys = list(self._pending)[:MAX_BATCH]
                 batch = [self._pending.pop(k) for k in keys]
+                for key in keys:
+                    del self._times[key]
             failed = {id(n) for n in self._write([r for r, _ in batch])}
         finally:
             with self._changed:

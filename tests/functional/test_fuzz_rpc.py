@@ -242,3 +242,65 @@ def test_undecodable_bodies_are_one_warning_each(fuzz_server):
     # still serving
     with pytest.raises(exception.InvalidField):
         raw.call(CTXT, 'select_destinations', spec_obj=None, colour=1)
+
+
+REPORT = {'vcpus': 4, 'memory_mb': 4096, 'local_gb': 40}
+
+
+@pytest.mark.parametrize('method, args, field', [
+    ('update_resource_stats', {'name': 'fuzz-h1', 'stats': {}},
+     'stats.vcpus'),
+    ('update_resource_stats', {'name': 'fuzz-h1', 'stats': dict(
+        REPORT, cpu_allocation_ratio=1e308)}, 'stats.cpu_allocation_ratio'),
+    ('update_resource_stats', {'name': 'fuzz-h1\nforged', 'stats': REPORT},
+     'name'),
+    ('update_resource_stats', {'name': 'h' * 300, 'stats': REPORT},
+     'name'),
+    ('update_aggregates', {'aggregates': [objects.Aggregate(
+        uuid=U1, hosts=['fuzz\x00h1'])]}, 'aggregates[0].hosts[0]'),
+], ids=['empty-report', 'ratio-1e308', 'newline-name', 'long-name',
+        'nul-in-aggregate-host'])
+def test_edge_refusals_are_answers_without_traceback(fuzz_server, method,
+                                                     args, field):
+    """Issue 24, points 4 to 6: sent as calls, each refusal names the
+    field; nothing is stored and the log holds no traceback."""
+    server, raw = fuzz_server
+    with pytest.raises(exception.InvalidField) as info:
+        raw.call(CTXT, method, **args)
+    assert info.value.kwargs['field'] == field
+    assert 'Traceback' not in str(info.value)
+    assert 'Traceback' not in server.log_text()
+    assert not [p for p in db_state.read_state(server.engine).values()
+                if p.host.startswith('fuzz-h')]
+
+
+def test_envelope_refusals_leave_the_worker_serving(fuzz_server):
+    """Issue 24, points 1 and 6: an endpoint attribute is no method (a
+    cast of ``conf`` with an empty context left a worker answering
+    NotInitializedError), a surrogate in the context and a huge value
+    are refused in a line or two of log, without traceback."""
+    from scheduler import context as sched_context
+    server, raw = fuzz_server
+    empty = sched_context.RequestContext(overwrite=False)
+    for name in ('conf', 'notifier', 'host_cache', 'target', 'stop'):
+        for _worker in range(2):
+            raw.cast(empty, name)
+    with pytest.raises(exception.InvalidField, match='no such method'):
+        raw.call(CTXT, 'conf')
+    surrogate = workload.context()
+    surrogate.user_id = 'user-\ud800'
+    with pytest.raises(exception.InvalidField, match='context.user'):
+        raw.call(surrogate, 'update_resource_stats', name='fuzz-h2',
+                 stats=REPORT)
+    before = len(server.log_text())
+    with pytest.raises(exception.InvalidField):
+        raw.call(CTXT, 'build_failed', name='h1', **{'x' * 60000: 1})
+    raw.cast(CTXT, 'build_failed', name='h1', **{'y' * 60000: 1})
+    time.sleep(1)
+    assert len(server.log_text()) - before < 4096
+    # every worker serves on, and stored none of it
+    for _ in range(4):
+        assert raw.call(CTXT, 'get_service_versions')
+    assert 'Traceback' not in server.log_text()
+    assert not [p for p in db_state.read_state(server.engine).values()
+                if p.host.startswith('fuzz-h')]

@@ -12,6 +12,7 @@ so the workers collide. Checked against the database:
   a placement a conductor was told about.
 """
 
+import collections
 import random
 import threading
 import time
@@ -20,6 +21,7 @@ import pytest
 from oslo_utils import uuidutils
 
 from scheduler import exception
+from scheduler import objects
 from tests.functional import db_state
 from tests.functional import workload
 
@@ -137,3 +139,80 @@ def test_concurrent_fill_never_overcommits(backend, workers, scheduler,
         assert claimed[uuid] == {host}, (uuid, host, claimed[uuid])
     # every host took something: the fill really spread over the cluster
     assert len({host for _, host in fill.placements.values()}) == HOSTS
+
+
+# Issue 20: workers of both drivers race for one database. Gangs in
+# server groups are what the solver places at once (it places single
+# instances as the filter scheduler does).
+GANG_HOSTS = 16
+GANG_CONDUCTORS = 4
+GANG_REFUSALS = 6  # a conductor stops after this many in a row
+GANG_POLICIES = (('anti-affinity', 3, '2'), ('affinity', 2, None),
+                 (None, 1, None))
+
+
+def _gang_conductor(fills, record):
+    def conduct(seed):
+        rng = random.Random(100 + seed)
+        client, ctxt, refused = fills[seed % 2], workload.context(), 0
+        while refused < GANG_REFUSALS and not record['errors']:
+            policy, count, limit = rng.choice(GANG_POLICIES)
+            group = uuidutils.generate_uuid()
+            uuids = [uuidutils.generate_uuid() for _ in range(count)]
+            fields = {}
+            if policy:
+                fields['instance_group'] = objects.InstanceGroup(
+                    uuid=group, policy=policy,
+                    rules={'max_server_per_host': limit} if limit else {})
+            spec = workload.object_spec(rng.choice(FLAVORS), count,
+                                        **fields)
+            try:
+                result = client.select_destinations(ctxt, spec,
+                                                    instance_uuids=uuids)
+            except exception.NoValidHost:
+                refused += 1
+                continue
+            except Exception as exc:
+                record['errors'].append(repr(exc))
+                return
+            refused = 0
+            with record['lock']:
+                record['gangs'].append((policy, limit, [
+                    (u, s[0].host) for u, s in zip(uuids, result)]))
+    return conduct
+
+
+@pytest.mark.parametrize('backend', ['sqlite', 'postgresql', 'mariadb'])
+def test_workers_of_both_drivers_never_overcommit(backend, scheduler,
+                                                  summary_line):
+    options = {'filter_scheduler': {'host_subset_size': 3}}
+    greedy = scheduler(workers=2, options=options)
+    solver = scheduler(workers=2, options=dict(
+        options, scheduler={'driver': 'solver'}))
+    workload.push_hosts(greedy, [('gang-%02d' % i, dict(HOST_STATS))
+                                 for i in range(GANG_HOSTS)])
+    record = {'lock': threading.Lock(), 'gangs': [], 'errors': []}
+    elapsed = workload.run_conductors(
+        _gang_conductor((greedy.client(), solver.client()), record),
+        GANG_CONDUCTORS, FILL_TIMEOUT)
+
+    state = db_state.read_state(greedy.engine)
+    overcommit = db_state.overcommit(state)
+    solved = solver.count_in_log('Decision')
+    summary_line('race-drivers[%s]: 2+2 workers, %d gangs, overcommit=%d, '
+                 'solver decisions=%d, %.1fs' % (
+                     backend, len(record['gangs']), len(overcommit),
+                     solved, elapsed))
+    assert record['errors'] == []
+    assert greedy.errors_in_log() == [] and solver.errors_in_log() == []
+    assert overcommit == []
+    assert solved > 0
+    claimed = {r['consumer_uuid']: r['host']
+               for r in db_state.allocations(greedy.engine)}
+    for policy, limit, placed in record['gangs']:
+        assert {u: claimed.get(u) for u, _ in placed} == dict(placed)
+        hosts = collections.Counter(host for _, host in placed)
+        if policy == 'affinity':
+            assert len(hosts) == 1, placed
+        elif policy == 'anti-affinity':
+            assert max(hosts.values()) <= int(limit), placed

@@ -4,7 +4,9 @@ apart, are applied in order: the later one wins, whichever arrives first
 
 The stamp is the tracker's ``updated_at``; it must keep its microseconds
 on the wire and in the database, or the two reports compare equal and the
-second to arrive is dropped as "not newer".
+second to arrive is dropped as "not newer". A stamp ahead of the worker's
+clock (within ``max_clock_skew``) counts as the worker's now: the next
+report of a correct clock still wins (doc/source/ordering.rst).
 """
 
 import datetime
@@ -51,8 +53,10 @@ def _wait_used(server, host, used):
 def test_reports_within_one_second_are_applied_in_order(scheduler):
     server = scheduler(workers=2)
     client = server.client()
-    second = datetime.datetime.now(datetime.timezone.utc).replace(
-        microsecond=500000)
+    # a second in the past: a stamp ahead of the worker's clock would be
+    # clamped to it, microseconds and all
+    second = (datetime.datetime.now(datetime.timezone.utc)
+              - datetime.timedelta(seconds=2)).replace(microsecond=500000)
     older = second + datetime.timedelta(microseconds=1)
     newer = second + datetime.timedelta(microseconds=4)
 
@@ -75,3 +79,17 @@ def test_reports_within_one_second_are_applied_in_order(scheduler):
     used, stamp = _stored(server, 'order-reversed')
     assert used == 2
     assert stamp.replace(tzinfo=None) == newer.replace(tzinfo=None)
+
+    _check_a_report_from_the_future_does_not_freeze_its_host(server, client)
+
+
+def _check_a_report_from_the_future_does_not_freeze_its_host(server,
+                                                             client):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    _report(client, 'order-ahead', 1, now + datetime.timedelta(seconds=290))
+    _wait_used(server, 'order-ahead', 1)
+    _report(client, 'order-ahead', 2, datetime.datetime.now(
+        datetime.timezone.utc))
+    used, stamp = _wait_used(server, 'order-ahead', 2)
+    assert stamp.replace(tzinfo=None) <= datetime.datetime.now(
+        datetime.timezone.utc).replace(tzinfo=None)

@@ -6,7 +6,7 @@ V1_2 = {
     'type': 'object',
     'required': ['host', 'instance_uuid'],
     'properties': {
-        'host': {'type': 'string'},
+        'host': common.NAMED_HOST,
         'instance_uuid': common.UUID,
     },
 }

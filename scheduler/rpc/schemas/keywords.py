@@ -14,10 +14,21 @@ once, in the model module that owns it, and is only named here:
 * ``cpuPolicy``: the flavor's and image's CPU settings parse
   (``scheduler.model.cpu_policy.guest_cpus``); the error names the setting
   as ``flavor.extra_specs.hw:...`` or ``image.properties.hw_...``;
+* ``name``, ``nameKeys``: a name, the keys of a mapping names
+  (``scheduler.model.names``: at most 255 characters, no control
+  character);
+* ``statesCapacity``: a report states its capacity: generic
+  ``inventories``, or all of nova's ``vcpus``, ``memory_mb`` and
+  ``local_gb`` (a field left out would read as zero and put the
+  host's capacity under its claims); a report repeating unchanged
+  figures is how a tracker says it is alive, so it is a whole report too;
+* ``capacityFits``: every capacity of a report, amount times allocation
+  ratio, fits in 64 bits (the database's and the host table's columns);
 * ``distinctUuids``: no UUID twice (a consumer claimed twice);
 * ``limitMaximum``: at most the ``[limits]`` option it names;
 * ``notInFuture``: a timestamp at most ``[limits] max_clock_skew`` ahead;
-* ``ratioText``: a string holding a finite number >= 0.
+* ``ratioText``: a string holding a finite number from 0 to
+  ``MAX_ALLOCATION_RATIO``.
 
 ``build(limits)`` returns ``{keyword: function}`` reading ``limits``
 (``conf.limits``) at each check, so a reloaded option applies at once.
@@ -34,7 +45,17 @@ from oslo_utils import timeutils
 from scheduler import exception
 from scheduler.model import cpu_policy
 from scheduler.model import generic_inventory
+from scheduler.model import names
 from scheduler.model import resource_groups
+
+#: the largest allocation ratio a report or an aggregate may set
+MAX_ALLOCATION_RATIO = 10000.0
+#: what a compute report without generic inventories must state
+CLASSIC_CAPACITY = ('vcpus', 'memory_mb', 'local_gb')
+_CLASSIC_RATIOS = (('vcpus', 'cpu_allocation_ratio'),
+                   ('memory_mb', 'ram_allocation_ratio'),
+                   ('local_gb', 'disk_allocation_ratio'))
+_INT64_MAX = 2 ** 63 - 1
 
 
 def _error(reason, path=(), field=None):
@@ -110,10 +131,64 @@ def ratio_text(validator, value, instance, schema):
         return
     try:
         ratio = float(instance)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         ratio = float('nan')
-    if not math.isfinite(ratio) or ratio < 0:
-        yield _error('expected a finite number >= 0, got %r' % (instance,))
+    if not math.isfinite(ratio) or not 0 <= ratio <= MAX_ALLOCATION_RATIO:
+        yield _error('expected a number from 0 to %g, got %s' % (
+            MAX_ALLOCATION_RATIO, exception.echo(instance)))
+
+
+def name(validator, value, instance, schema):
+    if value and isinstance(instance, str):
+        problem = names.name_problem(instance)
+        if problem:
+            yield _error(problem)
+
+
+def name_keys(validator, value, instance, schema):
+    if not value or not isinstance(instance, dict):
+        return
+    for key in instance:
+        problem = names.name_problem(key)
+        if problem:
+            yield _error('not a name: %s' % problem, path=[key])
+            return
+
+
+def states_capacity(validator, value, instance, schema):
+    if not value or not isinstance(instance, dict) or \
+            instance.get('inventories'):
+        return
+    missing = [field for field in CLASSIC_CAPACITY if field not in instance]
+    if missing:
+        yield _error('missing: a report states its capacity (%s, or '
+                     'inventories); left out, it would read as zero' %
+                     ', '.join(CLASSIC_CAPACITY), path=[missing[0]])
+
+
+def _capacities(report):
+    """(path, amount, ratio) of each capacity of a report's view."""
+    for amount, ratio in _CLASSIC_RATIOS:
+        yield [amount], report.get(amount), report.get(ratio)
+    inventories = report.get('inventories')
+    for rc, inventory in (inventories if isinstance(
+            inventories, dict) else {}).items():
+        if isinstance(inventory, dict):
+            yield (['inventories', rc, 'total'], inventory.get('total'),
+                   inventory.get('allocation_ratio'))
+
+
+def capacity_fits(validator, value, instance, schema):
+    if not value or not isinstance(instance, dict):
+        return
+    for path, amount, ratio in _capacities(instance):
+        if not isinstance(amount, (int, float)) or \
+                not isinstance(ratio, (int, float)):
+            continue
+        if math.isfinite(ratio) and amount * ratio > _INT64_MAX:
+            yield _error('%s x allocation ratio %g is more than a 64-bit '
+                         'capacity' % (amount, ratio), path=path)
+            return
 
 
 def build(limits):
@@ -148,6 +223,10 @@ def build(limits):
         'localityNamesGroups': _rule(resource_groups.locality_problem),
         'claimsSomething': claims_something,
         'cpuPolicy': cpu_settings,
+        'name': name,
+        'nameKeys': name_keys,
+        'statesCapacity': states_capacity,
+        'capacityFits': capacity_fits,
         'distinctUuids': distinct_uuids,
         'limitMaximum': limit_maximum,
         'notInFuture': not_in_future,

@@ -33,7 +33,26 @@ numbers, invalid unicode and fractional values of integer fields.
 
 The schemas describe the arguments as read: an object is the mapping of
 its fields that are set, a nova RequestSpec primitive is read into a
-RequestSpec first, and a tracker's ``stats`` into a ComputeNode.
+RequestSpec first, and a tracker's ``stats`` into a ComputeNode (the
+fields the tracker sent: the defaults the reading fills in are not seen,
+so a report that leaves out its capacity is refused, never read as
+zero).
+
+Before any of that, the envelope: only the methods below can be called
+(an attribute of the endpoint such as ``conf`` or ``stop`` is an unknown
+method, answered with the list of methods served), each behind its
+policy rule ``scheduler:<method>``; the version must be one, and the
+context must hold valid unicode, and what the worker's log writes of it
+(user, project, domains, request ids, roles) must follow the name rule
+below.
+
+A name (host, node, zone, aggregate, aggregate host, trait, locality
+and metadata key) has 1 to 255 characters and no control character (C0,
+DEL, C1, U+2028, U+2029): it is written into log lines as it is. An
+error repeats at most a few hundred characters of the value it refuses.
+A database outage is answered ``DatabaseUnavailable`` (retry; nothing
+was changed), any other fault of the worker with an error id to find in
+its log: no answer carries a traceback.
 
 Keywords this project adds
 ==========================

@@ -6,7 +6,7 @@ V1_1 = {
     'type': 'object',
     'required': ['host', 'instance_uuids'],
     'properties': {
-        'host': dict(common.HOST, **{'x-reason': 'expected a host name'}),
+        'host': common.NAMED_HOST,
         'instance_uuids': dict(common.UUIDS,
                                **{'x-reason': 'expected a list of UUIDs'}),
     },

@@ -9,7 +9,7 @@ V1_2 = {
     'type': 'object',
     'required': ['host', 'instance_info'],
     'properties': {
-        'host': dict(common.HOST, **{'x-reason': 'expected a host name'}),
+        'host': common.NAMED_HOST,
         'instance_info': {'type': 'array', 'items': common.INSTANCE_INFO},
     },
 }

@@ -4,6 +4,7 @@ pulled by workers as changes after a feed position."""
 import datetime
 
 import pytest
+from oslo_utils import timeutils
 
 from scheduler import objects
 from scheduler.db import aggregates as db_aggregates
@@ -128,3 +129,26 @@ def test_a_delete_arriving_before_its_create_wins(db):
     db_aggregates.save_aggregates(db, [_agg(A1, ['h9'])], _at(3))
     [agg] = db_aggregates.load_aggregate_changes(db, since=mark)
     assert (agg['deleted'], agg['hosts']) == (False, ['h9'])
+
+
+def test_on_equal_send_times_the_delete_wins(db):
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'])], _at(1))
+    assert db_aggregates.delete_aggregate(db, A1, _at(1)) is True
+    assert db_aggregates.save_aggregates(db, [_agg(A1, ['h2'])],
+                                         _at(1)) == []
+    [agg] = db_aggregates.load_aggregate_changes(db)
+    assert agg['deleted'] is True
+
+
+def test_an_update_sent_from_the_future_is_ordered_as_of_now(db):
+    """A sender's clock 290 s ahead (within max_clock_skew): the update
+    counts as sent when this worker wrote it, so the delete sent after
+    it wins, and so does a later update."""
+    ahead = timeutils.utcnow() + datetime.timedelta(seconds=290)
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'])], ahead)
+    assert db_aggregates.delete_aggregate(db, A1, timeutils.utcnow())
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h2'])], ahead)
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h3'])],
+                                  timeutils.utcnow())
+    [agg] = db_aggregates.load_aggregate_changes(db)
+    assert (agg['deleted'], agg['hosts']) == (False, ['h3'])

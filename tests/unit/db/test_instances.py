@@ -4,6 +4,8 @@ given instances run or hold claims (the SameHost/DifferentHost input)."""
 import datetime
 import json
 
+from oslo_utils import timeutils
+
 from scheduler.db import claims
 from scheduler import objects
 from scheduler.model import resource_classes as rcs
@@ -113,3 +115,42 @@ def test_a_sync_keeps_instances_reported_after_it_was_sent(db):
     db_instances.save_instances(db, 'h1', [_info(UUIDS[1])], _at(3))
     assert db_instances.prune_host(db, 'h1', [], _at(2)) == 1
     assert _uuids_on(db, 'h1') == [UUIDS[1]]
+
+
+def test_on_equal_send_times_the_delete_wins(db):
+    db_instances.delete_instance(db, 'h1', UUIDS[0], _at(1))
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], _at(1))
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[1])], _at(1))
+    assert db_instances.delete_instance(db, 'h1', UUIDS[1], _at(1)) == 1
+    assert _uuids_on(db, 'h1') == []
+
+
+def test_a_second_delete_moves_the_tombstone_forward(db):
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], _at(1))
+    db_instances.delete_instance(db, 'h1', UUIDS[0], _at(2))
+    assert db_instances.delete_instance(db, 'h1', UUIDS[0], _at(4)) == 0
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], _at(3))
+    assert _uuids_on(db, 'h1') == []
+
+
+def test_a_delete_keeps_an_older_report_from_moving_it_back(db):
+    """Moved to h2, then deleted on h1: a report of h1 sent before the
+    delete does not bring the instance back to h1."""
+    db_instances.save_instances(db, 'h2', [_info(UUIDS[0])], _at(1))
+    assert db_instances.delete_instance(db, 'h1', UUIDS[0], _at(3)) == 0
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], _at(2))
+    assert (_uuids_on(db, 'h1'), _uuids_on(db, 'h2')) == ([], [UUIDS[0]])
+
+
+def test_an_update_sent_from_the_future_is_ordered_as_of_now(db):
+    """A sender's clock 290 s ahead (within max_clock_skew): the update
+    counts as sent when this worker wrote it; the delete sent after it
+    wins."""
+    ahead = timeutils.utcnow() + datetime.timedelta(seconds=290)
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], ahead)
+    assert db_instances.delete_instance(db, 'h1', UUIDS[0],
+                                        timeutils.utcnow()) == 1
+    db_instances.save_instances(db, 'h1', [_info(UUIDS[0])], ahead)
+    assert _uuids_on(db, 'h1') == [UUIDS[0]]
+    [row] = db_instances.instances_on(db, 'h1')
+    assert row['updated_at'] <= timeutils.utcnow()

@@ -10,7 +10,9 @@ import pytest
 
 from scheduler.db import changes
 from scheduler.db import claims
+from scheduler.db import models
 from scheduler.db import providers as db_providers
+from scheduler.db import send_order
 from scheduler import exception
 from scheduler.model import resource_classes as rcs
 
@@ -124,7 +126,8 @@ def test_a_reschedule_bumps_both_providers_once(db, host):
 def test_no_other_module_locks_or_bumps_a_provider():
     """``changes.py`` holds the lock's SQL; nothing else takes a row
     lock on providers or writes their generation (the locking reads of
-    ``claims.py`` are of ``allocations``)."""
+    ``claims.py`` are of ``allocations``, those of ``send_order.py`` of
+    the rows casts order: ``test_send_order_locks_no_provider``)."""
     for path in SOURCES.rglob('*.py'):
         if 'migrations' in path.parts or path.name == 'changes.py':
             continue
@@ -133,4 +136,11 @@ def test_no_other_module_locks_or_bumps_a_provider():
             path
         assert not re.search(r"generation\s*=\s*(P|providers)\.", text), path
         if 'with_for_update' in text:
-            assert path.name == 'claims.py', path
+            assert path.name in ('claims.py', 'send_order.py'), path
+
+
+def test_send_order_locks_no_provider(db):
+    assert models.providers not in send_order.TOMBSTONED
+    with db.writer() as session:
+        with pytest.raises(ValueError):
+            send_order.lock(session, models.providers, ['p1'])

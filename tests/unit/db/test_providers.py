@@ -6,6 +6,7 @@ import datetime
 import json
 
 import pytest
+from oslo_utils import timeutils
 
 from scheduler.db import claims
 from scheduler import exception
@@ -190,3 +191,17 @@ def test_a_class_no_longer_reported_is_withdrawn(db):
     [host] = db_providers.list_providers(db)
     pcpu = host['inventories'][rcs.PCPU]
     assert (pcpu['capacity'], pcpu['claimed']) == (2, 1)
+
+
+def test_a_report_from_the_future_does_not_freeze_its_host(db):
+    """A tracker's clock 290 s ahead (within max_clock_skew): its report
+    is stored as made now, and the next report of a correct clock wins."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    assert _record(db, 'h1', vcpus_used=1,
+                   updated_at=now + datetime.timedelta(seconds=290))
+    [stored] = db_providers.list_providers(db)
+    assert stored['reported_at'] <= timeutils.utcnow()
+    assert _record(db, 'h1', vcpus_used=2, updated_at=datetime.datetime.now(
+        datetime.timezone.utc))
+    [provider] = db_providers.list_providers(db)
+    assert provider['inventories'][rcs.VCPU]['reported_used'] == 2

@@ -51,6 +51,8 @@ def test_reason_counts_hosts_removed_by_each_filter(db, driver):
     assert error.reason == '0/3 hosts: 3 removed by ResourceFitFilter ' \
         '(VCPU: 3)'
     assert str(error) == 'No valid host was found. ' + error.reason
+    # the worker's metrics count the hosts each filter removed
+    assert driver.recorder.totals()['rejected'] == {'ResourceFitFilter': 3}
 
 
 def test_reason_walks_the_whole_pipeline(db, driver):

@@ -326,3 +326,31 @@ def test_anti_affinity_counts_members_trackers_report(
         except exception.NoValidHost:
             break
     assert sorted(placed) == allowed
+
+
+def _big_ram_and_many_cpu(db):
+    """Issue 20's cloud: the RAM weigher prefers big-ram, which holds
+    only two 2-vCPU instances; many-cpu holds many."""
+    fakes.report(db, 'big-ram', vcpus=4, memory_mb=256 * 1024,
+                 cpu_allocation_ratio=1.0)
+    fakes.report(db, 'many-cpu', vcpus=32, memory_mb=64 * 1024)
+
+
+def test_affinity_gang_goes_to_the_host_that_holds_it_all(db, driver):
+    _big_ram_and_many_cpu(db)
+    spec = fakes.request_spec(vcpus=2, num_instances=3,
+                              instance_group=_group('affinity'))
+    result = driver.select_destinations(CTXT, spec, instance_uuids=C[:3])
+    assert [s[0].host for s in result] == ['many-cpu'] * 3
+    assert db_groups.member_hosts(db, GROUP) == {'many-cpu': 3}
+
+
+def test_affinity_gang_no_host_can_hold_says_so(db, driver):
+    _hosts(db, 'h1', 'h2')  # 8 vCPUs x 4.0 each
+    spec = fakes.request_spec(vcpus=8, num_instances=5,
+                              instance_group=_group('affinity'))
+    with pytest.raises(exception.NoValidHost) as info:
+        driver.select_destinations(CTXT, spec, instance_uuids=C[:5])
+    assert 'server group %s (affinity): none of the 2 host(s) that fit ' \
+        'holds all 5 instances' % GROUP in info.value.reason
+    assert claims.list_allocations(db) == []

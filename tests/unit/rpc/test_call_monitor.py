@@ -69,12 +69,15 @@ def test_finished_call_gets_no_heartbeat():
 
 
 class _Slow:
-    target = oslo_messaging.Target(version='1.0')
+    """An endpoint whose one RPC method (only RPC methods are served)
+    answers when released."""
+
+    target = oslo_messaging.Target(version='1.3')
 
     def __init__(self):
         self.release = threading.Event()
 
-    def wait_a_while(self, ctxt):
+    def get_service_versions(self, ctxt):
         self.release.wait(10)
         return 'done'
 
@@ -92,7 +95,7 @@ def test_call_outliving_its_monitor_timeout_is_answered(conf, transport):
         # them the caller would give up after 2 s
         threading.Timer(3.5, endpoint.release.set).start()
         assert client.call(context.get_admin_context(),
-                           'wait_a_while') == 'done'
+                           'get_service_versions') == 'done'
     finally:
         server.stop()
         server.wait()

@@ -44,6 +44,8 @@ def _spec(num=1, uuids=None, group=None, groups=(), locality=(),
         locality=[objects.LocalityRule(**r) for r in locality])
 
 
+#: what a compute report without generic inventories must state
+CAPACITY = {'vcpus': 2, 'memory_mb': 1024, 'local_gb': 10}
 VOLUME = {'name': 'vol', 'kind': 'storage', 'resources': {'DISK_GB': 1}}
 PORT = {'name': 'port', 'kind': 'network',
         'resources': {'NET_BW_EGR_KILOBIT_PER_SEC': 10}}
@@ -61,8 +63,12 @@ GOOD = [
     ('select_destinations', {'spec_obj': _spec(
         group=objects.InstanceGroup(policy='anti-affinity', rules={
             'max_server_per_host': '2'}), hints={'same_host': [U1]})}),
-    ('update_resource_stats', {'name': 'h1', 'stats': {'vcpus': 2}}),
-    ('update_resource_stats', {'name': ['h1', 'n1'], 'stats': {}}),
+    ('update_resource_stats', {'name': 'h1', 'stats': dict(CAPACITY)}),
+    ('update_resource_stats', {'name': ['h1', 'n1'], 'stats': {
+        'kind': 'storage', 'inventories': {'DISK_GB': {'total': 100}},
+        'traits': ['CUSTOM_SSD'], 'locality': {'rack': 'r1'}}}),
+    ('update_resource_stats', {'name': 'h' * 255, 'stats': dict(
+        CAPACITY, cpu_allocation_ratio=10000.0)}),
     ('delete_allocations', {'consumer_uuid': U1}),
     ('sync_instance_info', {'host': 'h1', 'instance_uuids': [U1]}),
     ('update_aggregates', {'aggregates': [objects.Aggregate(
@@ -157,9 +163,40 @@ BAD = [
      'spec_obj.locality[0].policy', "expected one of same, different"),
     ('update_resource_stats', {'name': 'h1', 'stats': {'vcpus': 1.5}},
      'stats.vcpus', 'whole number, got 1.5'),
-    ('update_resource_stats', {'name': 'h1', 'stats': {
-        'updated_at': datetime.datetime(9999, 12, 31)}},
+    ('update_resource_stats', {'name': 'h1', 'stats': dict(
+        CAPACITY, updated_at=datetime.datetime(9999, 12, 31))},
      'stats.updated_at', 'in the future'),
+    # a report must state its capacity: nothing left out reads as zero
+    ('update_resource_stats', {'name': 'h1', 'stats': {}}, 'stats.vcpus',
+     'a report states its capacity'),
+    ('update_resource_stats', {'name': 'h1', 'stats': {
+        'vcpus': 2, 'local_gb': 1}}, 'stats.memory_mb', 'missing'),
+    ('update_resource_stats', {'name': 'h1', 'stats': {
+        'kind': 'storage', 'inventories': {}}}, 'stats.vcpus', 'missing'),
+    ('update_resource_stats', {'name': 'h1', 'stats': dict(
+        CAPACITY, cpu_allocation_ratio=1e308)},
+     'stats.cpu_allocation_ratio', 'must be at most 10000'),
+    ('update_resource_stats', {'name': 'h1', 'stats': {'inventories': {
+        'DISK_GB': {'total': 10, 'allocation_ratio': 1e308}}}},
+     'stats.inventories.DISK_GB.allocation_ratio', 'must be at most'),
+    ('update_resource_stats', {'name': 'h1', 'stats': dict(
+        CAPACITY, vcpus=2 ** 62, cpu_allocation_ratio=4.0)},
+     'stats.vcpus', 'more than a 64-bit capacity'),
+    # names: at most 255 characters, no control character
+    # (a report's name is read before its schema: tests/unit/test_manager)
+    ('build_failed', {'name': 'h\nforged'}, 'name',
+     'no control character'),
+    ('build_failed', {'name': ['h1', 'n\x00']}, 'name', 'pair of names'),
+    ('build_failed', {'name': 'h' * 256}, 'name', '255 characters'),
+    ('update_resource_stats', {'name': 'h1', 'stats': dict(
+        CAPACITY, traits=['CUSTOM_A\n'])}, 'stats.traits[0]',
+     'control character'),
+    ('update_resource_stats', {'name': 'h1', 'stats': dict(
+        CAPACITY, locality={'rack': 'r\u2028'})}, 'stats.locality.rack',
+     'control character'),
+    ('update_resource_stats', {'name': 'h1', 'stats': dict(
+        CAPACITY, availability_zone='z' * 300)},
+     'stats.availability_zone', '300 characters, more than 255'),
     ('update_resource_stats', {'name': ['h1'], 'stats': {}}, 'name',
      'a [host, node] pair'),
     ('delete_allocations', {'consumer_uuid': 'x'}, 'consumer_uuid',
@@ -173,10 +210,25 @@ BAD = [
         uuid='not-a-uuid')]}, 'aggregates[0].uuid', 'not a UUID'),
     ('update_aggregates', {'aggregates': [objects.Aggregate(
         uuid=U1, metadata={'cpu_allocation_ratio': 'nan'})]},
-     'aggregates[0].metadata.cpu_allocation_ratio', 'finite number >= 0'),
+     'aggregates[0].metadata.cpu_allocation_ratio',
+     'a number from 0 to 10000'),
     ('update_aggregates', {'aggregates': [objects.Aggregate(
         uuid=U1, metadata={'ram_allocation_ratio': '-1'})]},
-     'aggregates[0].metadata.ram_allocation_ratio', 'finite number >= 0'),
+     'aggregates[0].metadata.ram_allocation_ratio',
+     'a number from 0 to 10000'),
+    ('update_aggregates', {'aggregates': [objects.Aggregate(
+        uuid=U1, metadata={'ram_allocation_ratio': '1e308'})]},
+     'aggregates[0].metadata.ram_allocation_ratio',
+     'a number from 0 to 10000'),
+    ('update_aggregates', {'aggregates': [objects.Aggregate(
+        uuid=U1, name='agg\r\nforged')]}, 'aggregates[0].name',
+     'control character'),
+    ('update_aggregates', {'aggregates': [objects.Aggregate(
+        uuid=U1, hosts=['h1', 'x' * 256])]}, 'aggregates[0].hosts[1]',
+     'more than 255'),
+    ('update_aggregates', {'aggregates': [objects.Aggregate(
+        uuid=U1, metadata={'k\x00': 'v'})]},
+     'aggregates[0].metadata.k\x00', 'control character'),
     ('delete_aggregate', {'aggregate': 'fast'}, 'aggregate',
      'neither an Aggregate nor its UUID'),
     ('update_instance_info', {'host': 'h1', 'instance_info': [
@@ -184,7 +236,14 @@ BAD = [
      'expected InstanceInfo'),
     ('delete_instance_info', {'host': 'h1', 'instance_uuid': 'vm'},
      'instance_uuid', "not a UUID: 'vm'"),
-    ('build_failed', {'name': ['h1', 3]}, 'name', 'non-empty strings'),
+    ('build_failed', {'name': ['h1', 3]}, 'name', 'a [host, node] pair'),
+    ('build_failed', {'name': 'h1\x1b[31m'}, 'name', 'control character'),
+    ('sync_instance_info', {'host': 'h\x85', 'instance_uuids': [U1]},
+     'host', 'no control character'),
+    ('delete_instance_info', {'host': 'h' * 256, 'instance_uuid': U1},
+     'host', 'expected a host name'),
+    ('update_instance_info', {'host': 'h\n', 'instance_info': [
+        objects.InstanceInfo(uuid=U1)]}, 'host', 'expected a host name'),
     ('get_service_versions', {'x': 1}, 'x', 'unknown argument'),
 ]
 
@@ -199,8 +258,9 @@ def test_bad_payloads_name_the_field(method, args, field, words):
 
 
 def test_a_report_within_the_clock_skew_passes():
-    check('update_resource_stats', name='h1', stats={
-        'updated_at': timeutils.utcnow() + datetime.timedelta(seconds=30)})
+    check('update_resource_stats', name='h1', stats=dict(
+        CAPACITY, updated_at=timeutils.utcnow() + datetime.timedelta(
+            seconds=30)))
 
 
 def test_a_nova_request_spec_is_read_then_checked():

@@ -1,11 +1,13 @@
 """scheduler-server before it forks: every bad value is one line on
 stderr and exit status 2; a worker that dies young is restarted later and
-later."""
+later, by the parent; the Guru Meditation Report shows our release and
+options. The reload's checks are in test_reload.py."""
 
 import pytest
 
 from scheduler import conf as sched_conf
 from scheduler.service import launcher as launcher_mod
+from scheduler.service import supervisor
 from scheduler.cmd import server
 
 
@@ -20,6 +22,8 @@ from scheduler.cmd import server
     ('[DEFAULT]\ntransport_url = rabit://u:secret@host:5672/\n',
      "transport_url rabit://u:***@host:5672/: unknown transport 'rabit'"),
     ('[DEFAULT\n', 'Invalid section'),
+    ('[DEFAULT]\ntransport_url = rabbit://u:p@ss@h:port/\n',
+     'invalid transport_url'),
 ])
 def test_bad_configuration_is_one_line_and_exit_2(tmp_path, capsys, text,
                                                    words):
@@ -31,67 +35,59 @@ def test_bad_configuration_is_one_line_and_exit_2(tmp_path, capsys, text,
     assert words in err and 'secret' not in err
 
 
-def test_a_worker_dying_young_is_restarted_with_backoff(conf):
-    slept = []
-    # not time.sleep itself: other tests' threads may still sleep
-    launcher = launcher_mod.Launcher(conf, sleep=slept.append)
+class _Clock:
+    now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_worker_dying_young_is_restarted_with_backoff():
+    clock = _Clock()
+    backoff = supervisor.Backoff(clock)
+    delays = []
     for _ in range(8):
-        launcher._on_new_worker('svc', 0, None)
-        launcher._on_dead_worker('svc', 0, 1)
-    assert slept == [1, 2, 4, 8, 16, 32, 60, 60]
-    # a graceful exit (SIGHUP restart) does not count and does not wait
-    launcher._on_dead_worker('svc', 0, 0)
-    assert len(slept) == 8
-    # a worker that lived long enough resets the back-off
-    launcher.started['svc', 0] -= launcher_mod._HEALTHY_AFTER
-    launcher._on_dead_worker('svc', 0, 1)
-    launcher._on_new_worker('svc', 0, None)
-    launcher._on_dead_worker('svc', 0, 1)
-    assert slept[-1] == 1
-
-
-def test_sighup_keeps_the_configuration_when_the_files_are_bad(tmp_path,
-                                                                 caplog):
-    path = tmp_path / 'scheduler.conf'
-    path.write_text('[DEFAULT]\nworkers = 3\n')
-    conf = sched_conf.new_config()
-    conf(['--config-file', str(path)], project='scheduler',
-         default_config_files=[], default_config_dirs=[])
-    launcher = launcher_mod.Launcher(conf)
-    path.write_text('[DEFAULT]\nworkers = two\n')
-    launcher._on_reload()
-    assert conf.workers == 3
-    assert 'Not reloading: Invalid configuration: invalid value for ' \
-        '[DEFAULT] workers' in caplog.text
-    path.write_text('[DEFAULT]\nworkers = 4\n')
-    launcher._on_reload()
-    assert conf.workers == 4
+        backoff.started('w0')
+        clock.now += 2
+        delays.append(backoff.died('w0')[0])
+    assert delays == [1, 2, 4, 8, 16, 32, 60, 60]
+    assert backoff.pop_delay('w0') == 60 and backoff.pop_delay('w0') == 0
+    # whatever its exit status: the parent only sees how long it lived;
+    # a worker the parent stopped itself (a reload) restarts at once
+    backoff.started('w0')
+    assert backoff.died('w0', stopped_by_parent=True) == (0, 0)
+    # and so does one that lived long enough, which resets the back-off
+    backoff.started('w0')
+    clock.now += supervisor.HEALTHY_AFTER
+    assert backoff.died('w0')[0] == 0
+    backoff.started('w0')
+    assert backoff.died('w0')[0] == 1
+    # each worker has its own
+    backoff.started('w1')
+    assert backoff.died('w1')[0] == 1
 
 
 @pytest.mark.parametrize('reporters, services', [
-    (0, [('Worker', 2, 'all')]),
-    (1, [('Worker', 2, 'decisions'), ('ReportWorker', 1, 'reports')]),
+    (0, [('Worker', 2, 'all', 0)]),
+    (1, [('Worker', 2, 'decisions', 0), ('ReportWorker', 1, 'reports', 2)]),
 ])
 def test_report_workers_get_a_service_of_their_own(conf, monkeypatch,
                                                    reporters, services):
     added = []
 
-    class _Manager:
-        def __init__(self, **kwargs):
+    class _Supervisor:
+        def __init__(self, *args, **kwargs):
             pass
 
-        def add(self, cls, workers, args):
+        def add_workers(self, cls, count, args, first_index):
             serves = cls(0, *args).serves
-            added.append((cls.__name__, workers, serves))
-
-        def register_hooks(self, **hooks):
-            pass
+            added.append((cls.__name__, count, serves, first_index))
 
         def run(self):
             pass
 
-    monkeypatch.setattr(launcher_mod.cotyledon, 'ServiceManager', _Manager)
-    monkeypatch.setattr(launcher_mod, 'enable_reports', lambda: None)
+    monkeypatch.setattr(launcher_mod.supervisor, 'Supervisor', _Supervisor)
+    monkeypatch.setattr(launcher_mod, 'enable_reports', lambda conf: None)
     conf.set_override('workers', 2)
     conf.set_override('report_workers', reporters)
     assert launcher_mod.Launcher(conf).run() == 0
@@ -103,6 +99,11 @@ def test_a_report_worker_numbers_itself_after_the_decision_workers(conf):
     assert launcher_mod.ReportWorker(1, conf).index == 4
 
 
+class _Endpoint:
+    """An endpoint with nothing to serve (weakly referenced, unlike an
+    ``object()``)."""
+
+
 def test_worker_rpc_servers_by_what_they_serve(conf, transport):
     from scheduler.rpc import messaging
     topic = conf.scheduler.topic
@@ -110,6 +111,40 @@ def test_worker_rpc_servers_by_what_they_serve(conf, transport):
     for serves, topics in ((messaging.SERVES_ALL, [topic, report_topic]),
                            (messaging.SERVES_DECISIONS, [topic]),
                            (messaging.SERVES_REPORTS, [report_topic])):
-        servers = messaging.get_server(conf, transport, [object()],
+        servers = messaging.get_server(conf, transport, [_Endpoint()],
                                        serves=serves)
         assert [s._target.topic for s in servers.servers] == topics
+
+
+def test_a_percent_encoded_password_reaches_the_broker_as_written(conf):
+    from scheduler.rpc import messaging
+    conf.set_override('transport_url',
+                      'rabbit://u:p%40ss%3Aw%2Frd%231@127.0.0.1:5672/')
+    launcher_mod.check_config(conf)
+    [url] = messaging.broker_urls(conf)
+    # what kombu reads back is what the operator wrote
+    from kombu.utils import url as kombu_url
+    parts = kombu_url.url_to_parts(url)
+    assert (parts.hostname, parts.port, parts.username, parts.password) == (
+        '127.0.0.1', 5672, 'u', 'p@ss:w/rd#1')
+    # and the rabbit driver of every worker builds the same URL
+    transport = messaging.get_transport(conf)
+    try:
+        from oslo_messaging._drivers import impl_rabbit
+        host = transport._driver._url.hosts[0]
+        built = impl_rabbit.Connection._transform_transport_url(
+            None, transport._driver._url, host)
+        assert built == url
+    finally:
+        transport.cleanup()
+
+
+def test_the_guru_meditation_report_shows_our_release_and_options(conf):
+    from scheduler import version
+    conf.set_override('workers', 7)
+    launcher_mod.enable_reports(conf)
+    text = launcher_mod._Report(launcher_mod._Version()).run()
+    assert version.release() in text and 'unknown' not in text.split(
+        'Threads')[0]
+    config = text.split('Configuration')[-1]
+    assert 'workers = 7' in config and 'enabled_filters' in config

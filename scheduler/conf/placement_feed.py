@@ -1,0 +1,77 @@
+"""[placement_feed] options: the feed that reads Placement for trackers.
+
+``scheduler-placement-feed`` (``scheduler.placement_feed``) lists
+Placement's resource providers every ``interval`` seconds and pushes what
+changed to the scheduler as tracker reports and aggregate casts. How it
+reaches Placement is keystoneauth1's usual session, auth and adapter
+options in this group (as nova's ``[placement]`` group has them), e.g.::
+
+    [placement_feed]
+    auth_type = password
+    auth_url = http://keystone.example.org/identity
+    username = scheduler
+    password = secret
+    user_domain_name = Default
+    project_name = service
+    project_domain_name = Default
+
+or, for a Placement with ``[api] auth_strategy = noauth2`` (tests)::
+
+    [placement_feed]
+    auth_type = admin_token
+    endpoint = http://127.0.0.1:8778
+    token = admin
+
+See doc/source/placement-feed.rst.
+"""
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+GROUP = 'placement_feed'
+SERVICE_TYPE = 'placement'
+
+feed_opts = [
+    cfg.FloatOpt('interval',
+                 default=10.0,
+                 min=0.1,
+                 help='Seconds between two cycles. A cycle lists every '
+                      'resource provider once (one request) and reads the '
+                      'inventories, usages, traits and aggregates only of '
+                      'providers whose generation moved (four requests '
+                      'each). Related options: resend_interval.'),
+    cfg.FloatOpt('resend_interval',
+                 default=30.0,
+                 min=1.0,
+                 help='Seconds after which a provider\'s unchanged report '
+                      'is sent again, from memory, without asking '
+                      'Placement: the scheduler counts a host as down when '
+                      'its last report is older than [scheduler] '
+                      'service_down_time, so keep this well below it.'),
+    cfg.BoolOpt('push_aggregates',
+                default=True,
+                help='Push Placement\'s aggregates (membership only: '
+                     'Placement has no names or metadata) with '
+                     'update_aggregates and delete_aggregate. Set it to '
+                     'false when Nova\'s API casts its host aggregates to '
+                     'this scheduler ([nova] enabled = true): those casts '
+                     'carry the same membership with the metadata '
+                     '(availability_zone ...) that a membership-only '
+                     'cast would replace.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(feed_opts, group=GROUP)
+    ks_loading.register_session_conf_options(conf, GROUP)
+    ks_loading.register_auth_conf_options(conf, GROUP)
+    ks_loading.register_adapter_conf_options(conf, GROUP)
+    conf.set_default('service_type', SERVICE_TYPE, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: feed_opts
+            + ks_loading.get_session_conf_options()
+            + ks_loading.get_auth_common_conf_options()
+            + ks_loading.get_auth_plugin_conf_options('admin_token')
+            + ks_loading.get_adapter_conf_options(include_deprecated=False)}

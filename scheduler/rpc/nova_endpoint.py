@@ -1,0 +1,184 @@
+"""Nova's scheduler RPC API (4.0-4.5), served by a worker beside its own.
+
+With ``[nova] enabled``, ``servers(conf, transport, manager)`` returns one
+more RPC server for a worker: on ``[nova] exchange`` and ``[nova] topic``
+(fanout included, as oslo.messaging's RPC servers always listen), with
+``NovaEndpoint`` behind ``NovaDispatcher``. Otherwise it returns ``[]``::
+
+    extra = nova_endpoint.servers(conf, transport, manager)
+    for server in extra:
+        server.start()
+
+``NovaEndpoint`` is thin: each method reads nova's arguments
+(``scheduler.rpc.nova_wire``), passes them through the same edge check a
+message of the scheduler's own API gets (its JSON Schema and the plugins'
+checks), calls the ``SchedulerManager`` method of the same name and
+writes the answer nova's client expects. Every method is behind the
+scheduler's policy rule of that name (``scheduler:select_destinations``
+...), checked on nova's caller with ``[nova] granted_roles`` added.
+
+``NovaDispatcher`` is the worker's dispatcher (call-monitor heartbeats
+from one thread, database errors as answers, refusals logged once) with
+nova's messages read before the endpoint runs: their raw arguments
+against the ``[limits]`` options, by name against what nova sends, and
+nova's context through ``nova_wire.NovaSerializer``.
+"""
+
+import oslo_messaging
+from oslo_log import log as logging
+from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+from oslo_messaging.rpc import server as rpc_server
+from oslo_utils import uuidutils
+
+from scheduler import conf as sched_conf
+from scheduler import exception
+from scheduler.rpc import arguments
+from scheduler.rpc import dispatcher
+from scheduler.rpc import nova_wire
+from scheduler.rpc import policy
+from scheduler.rpc import validation
+from scheduler import version
+
+LOG = logging.getLogger(__name__)
+
+#: the newest version of nova's scheduler RPC API (nova 34)
+NOVA_RPC_VERSION = '4.5'
+
+
+class NovaEndpoint:
+    """Nova's ``SchedulerManager`` RPC methods over a ``SchedulerManager``
+    of this scheduler (module docstring)."""
+
+    target = oslo_messaging.Target(version=NOVA_RPC_VERSION)
+
+    def __init__(self, conf, manager, edge):
+        self.conf = conf
+        self.manager = manager
+        self.edge = edge
+        self.cell_uuid = conf.nova.cell_uuid
+
+    def _delegate(self, method, ctxt, **args):
+        """The manager's ``method``, after the edge check of its
+        arguments as the scheduler's own API gets it."""
+        args = arguments.read(method, args)
+        self.edge.check_arguments(method, version.RPC_API_VERSION, args)
+        # the plugins' own checks, as the worker's dispatcher runs them
+        dispatcher._plugin_checks(self.manager, method, args)
+        return getattr(self.manager, method)(ctxt, **args)
+
+    @policy.authorize('select_destinations')
+    @oslo_messaging.expected_exceptions(nova_wire.NoValidHost,
+                                        exception.InvalidRequest)
+    def select_destinations(self, ctxt, request_spec=None,
+                            filter_properties=None, spec_obj=None,
+                            instance_uuids=None, return_objects=False,
+                            return_alternates=False):
+        spec = nova_wire.request_spec(spec_obj, request_spec,
+                                      filter_properties)
+        uuids = nova_wire.consumers(spec, instance_uuids,
+                                    uuidutils.generate_uuid)
+        try:
+            selections = self._delegate(
+                'select_destinations', ctxt, spec_obj=spec,
+                instance_uuids=uuids,
+                # as nova: alternates only to a caller that reads objects
+                return_alternates=bool(return_objects and
+                                       return_alternates))
+        except rpc_dispatcher.ExpectedException as wrapped:
+            # the manager's answer; NoValidHost in nova's name
+            error = wrapped.exc_info[1]
+            if not isinstance(error, exception.NoValidHost):
+                raise
+            raise nova_wire.NoValidHost(error.reason) from None
+        return nova_wire.answer(selections, return_objects, self.cell_uuid,
+                                self._zone_of)
+
+    def _zone_of(self, selection):
+        """The availability zone of the selection's host, as the
+        worker's host table has it (aggregates, report, default)."""
+        cache = self.manager.host_cache
+        with cache.lock:
+            table = cache.table
+            for row in table.rows_of_host(selection.host):
+                if table.uuids[row] == selection.compute_node_uuid:
+                    return table.az_names[table.az[row]]
+        return self.conf.scheduler.default_availability_zone
+
+    @policy.authorize('update_aggregates')
+    def update_aggregates(self, ctxt, aggregates=None):
+        self._delegate('update_aggregates', ctxt,
+                       aggregates=nova_wire.aggregates(aggregates))
+
+    @policy.authorize('delete_aggregate')
+    def delete_aggregate(self, ctxt, aggregate=None):
+        self._delegate('delete_aggregate', ctxt,
+                       aggregate=nova_wire.aggregate_uuid(aggregate))
+
+    @policy.authorize('update_instance_info')
+    def update_instance_info(self, ctxt, host_name=None, instance_info=None):
+        self._delegate('update_instance_info', ctxt, host=host_name,
+                       instance_info=nova_wire.instance_infos(
+                           host_name, instance_info))
+
+    @policy.authorize('delete_instance_info')
+    def delete_instance_info(self, ctxt, host_name=None, instance_uuid=None):
+        self._delegate('delete_instance_info', ctxt, host=host_name,
+                       instance_uuid=instance_uuid)
+
+    @policy.authorize('sync_instance_info')
+    def sync_instance_info(self, ctxt, host_name=None, instance_uuids=None):
+        self._delegate('sync_instance_info', ctxt, host=host_name,
+                       instance_uuids=instance_uuids)
+
+
+class NovaDispatcher(dispatcher.SchedulerDispatcher):
+    """The worker's dispatcher for nova's messages (module docstring)."""
+
+    def _checked_call(self, endpoint, method, ctxt, args):
+        nova_wire.check_arguments(method, args)
+        for name, value in args.items():
+            validation.check_structure(value, name, self.limits)
+        ctxt = self.serializer.deserialize_context(ctxt)
+        args = {name: self.serializer.deserialize_entity(ctxt, value)
+                for name, value in args.items()}
+        result = getattr(endpoint, method)(ctxt, **args)
+        return self.serializer.serialize_entity(ctxt, result)
+
+    def _version(self):
+        return NOVA_RPC_VERSION
+
+
+def check_options(conf):
+    """Raise ``ConfigInvalid`` if ``[nova]`` cannot be served."""
+    if not uuidutils.is_uuid_like(conf.nova.cell_uuid):
+        raise exception.ConfigInvalid(
+            reason='[nova] cell_uuid must be the UUID of the Nova cell of '
+            'the hosts ("nova-manage cell_v2 list_cells") when [nova] '
+            'enabled is true, got %r' % (conf.nova.cell_uuid,))
+    if conf.nova.exchange == conf.control_exchange and \
+            conf.nova.topic == conf.scheduler.topic:
+        raise exception.ConfigInvalid(
+            reason='[nova] topic %r is [scheduler] topic on the same '
+            'exchange %r: the two APIs need two queues' %
+            (conf.nova.topic, conf.nova.exchange))
+
+
+def servers(conf, transport, manager):
+    """The extra RPC servers of a worker that serves decisions: one on
+    nova's exchange and topic when ``[nova] enabled``, else none."""
+    sched_conf.nova.register_opts(conf)
+    if not conf.nova.enabled:
+        return []
+    check_options(conf)
+    sched_conf.limits.register_opts(conf)
+    endpoint = NovaEndpoint(conf, manager,
+                            validation.EdgeCheck(conf.limits))
+    target = oslo_messaging.Target(exchange=conf.nova.exchange,
+                                   topic=conf.nova.topic, server=conf.host)
+    worker_dispatcher = NovaDispatcher(
+        [endpoint], nova_wire.NovaSerializer(conf.nova.granted_roles),
+        conf.limits, conf.host)
+    LOG.info('Serving nova\'s scheduler RPC API %s on exchange %s, topic '
+             '%s', NOVA_RPC_VERSION, conf.nova.exchange, conf.nova.topic)
+    return [rpc_server.RPCServer(transport, target, worker_dispatcher,
+                                 executor='threading')]

@@ -1,0 +1,223 @@
+"""Nova's own scheduler client, driven from nova's side virtualenv.
+
+Run by ``tests/functional/test_nova_client.py`` with the side venv's
+interpreter (``.nova-venv/bin/python``, nova 34.0.0 from PyPI); it imports
+nova and nothing of the scheduler. It builds nova ``RequestSpec``
+objects the way nova-api does (``RequestSpec.from_components``) and sends
+them through nova's unmodified ``SchedulerQueryClient`` (``SchedulerAPI``
+underneath), with ``[upgrade_levels] scheduler`` set to each case's pin,
+so the message on the bus is the one nova sends at that pin.
+
+Usage::
+
+    nova_driver.py TRANSPORT_URL EXCHANGE CASES_JSON
+
+``CASES_JSON`` is a list of cases; each prints one JSON line::
+
+    {"name": "boot", "pin": "4.5", "call": "select_destinations",
+     "flavor": {"vcpus": 1, "memory_mb": 512, "root_gb": 1},
+     "num_instances": 1, "group": "affinity", "return_objects": true,
+     "return_alternates": true, "retry_for": 0}
+    {"name": "agg", "pin": "4.5", "call": "update_aggregates",
+     "aggregate": {"uuid": ..., "name": ..., "hosts": [...],
+                   "metadata": {...}}}
+
+Each line also has ``sent``: the kind, version, fanout and argument
+names of the message nova's client put on the bus. An answer is
+``{"name", "sent", "result": ...}``: nova ``Selection`` objects as
+``{"class": "Selection", "namespace": ..., "fields": {...}}`` (the
+``limits`` a dict of its set fields), host dicts as they came; an error is
+``{"name", "error": {"module", "class", "is_no_valid_host", "kwargs",
+"message"}}``: the exception nova's client raised.
+"""
+
+import json
+import sys
+import tempfile
+import time
+import uuid
+
+import nova.conf
+from nova import config
+from nova import context as nova_context
+from nova import exception
+from nova import objects
+from nova.scheduler.client import query
+
+CONF = nova.conf.CONF
+
+
+def _configure(transport_url, exchange):
+    """nova's configuration as an operator writes it in nova.conf."""
+    objects.register_all()
+    with tempfile.NamedTemporaryFile('w', suffix='.conf') as nova_conf:
+        nova_conf.write(NOVA_CONF % {'url': transport_url,
+                                     'exchange': exchange})
+        nova_conf.flush()
+        config.parse_args(['nova_driver', '--config-file', nova_conf.name],
+                          configure_db=False)
+
+
+NOVA_CONF = """[DEFAULT]
+transport_url = %(url)s
+control_exchange = %(exchange)s
+# a test must not wait nova's default 30 minutes for a lost answer
+rpc_response_timeout = 30
+long_rpc_timeout = 60
+"""
+
+
+def _context():
+    return nova_context.RequestContext(
+        user_id='demo-user', project_id='demo-project',
+        roles=['member', 'reader'], is_admin=False)
+
+
+def _flavor(values):
+    return objects.Flavor(
+        id=1, flavorid='1', name='f-%(vcpus)s-%(memory_mb)s' % values,
+        vcpus=values['vcpus'], memory_mb=values['memory_mb'],
+        root_gb=values.get('root_gb', 0), ephemeral_gb=0, swap=0,
+        rxtx_factor=1.0, vcpu_weight=0, disabled=False, is_public=True,
+        extra_specs=values.get('extra_specs', {}), description=None)
+
+
+def _group(ctxt, policy):
+    if not policy:
+        return None
+    return objects.InstanceGroup(
+        ctxt, uuid=str(uuid.uuid4()), name='group-' + policy,
+        policy=policy, rules={}, members=[], hosts=[],
+        user_id=ctxt.user_id, project_id=ctxt.project_id)
+
+
+def request_spec(ctxt, case, instance_uuids):
+    """A nova RequestSpec as nova-api builds one for a boot request."""
+    image = {'id': str(uuid.uuid4()), 'name': 'cirros', 'min_ram': 0,
+             'min_disk': 0, 'properties': {}}
+    spec = objects.RequestSpec.from_components(
+        ctxt, instance_uuids[0], image, _flavor(case['flavor']),
+        None, objects.InstancePCIRequests(requests=[]),
+        {'scheduler_hints': case.get('hints', {})},
+        _group(ctxt, case.get('group')), case.get('availability_zone'),
+        project_id=ctxt.project_id, user_id=ctxt.user_id)
+    spec.num_instances = len(instance_uuids)
+    return spec
+
+
+def _selection(sel):
+    fields = {name: getattr(sel, name) for name in sel.fields
+              if sel.obj_attr_is_set(name)}
+    if fields.get('limits') is not None:
+        fields['limits'] = fields['limits'].to_dict()
+    return {'class': type(sel).__name__,
+            'namespace': sel.OBJ_PROJECT_NAMESPACE,
+            'version': sel.VERSION, 'fields': fields}
+
+
+def _plain(result):
+    if isinstance(result, list):
+        return [_plain(item) for item in result]
+    if isinstance(result, objects.Selection):
+        return _selection(result)
+    return result
+
+
+def _select(client, ctxt, case):
+    """One select_destinations; with ``retry_for`` (seconds), asked again
+    while the answer is NoValidHost (a cast the request depends on is
+    still on its way)."""
+    deadline = time.monotonic() + case.get('retry_for', 0)
+    while True:
+        uuids = [str(uuid.uuid4())
+                 for _ in range(case.get('num_instances', 1))]
+        spec = request_spec(ctxt, case, uuids)
+        try:
+            result = client.select_destinations(
+                ctxt, spec, uuids,
+                return_objects=case.get('return_objects', False),
+                return_alternates=case.get('return_alternates', False))
+        except exception.NoValidHost:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+            continue
+        return {'instance_uuids': uuids, 'result': _plain(result)}
+
+
+def _cast(client, ctxt, case):
+    method = case['call']
+    if method in ('update_aggregates', 'delete_aggregate'):
+        agg = objects.Aggregate(ctxt, id=1, **case['aggregate'])
+        if method == 'update_aggregates':
+            client.update_aggregates(ctxt, [agg])
+        else:
+            client.delete_aggregate(ctxt, agg)
+    elif method == 'update_instance_info':
+        instances = objects.InstanceList(objects=[
+            objects.Instance(ctxt, uuid=u, host=case['host'])
+            for u in case['instance_uuids']])
+        client.update_instance_info(ctxt, case['host'], instances)
+    elif method == 'delete_instance_info':
+        client.delete_instance_info(ctxt, case['host'],
+                                    case['instance_uuid'])
+    else:
+        client.sync_instance_info(ctxt, case['host'],
+                                  case['instance_uuids'])
+    return {'result': None}
+
+
+def _record_sent(client, out):
+    """Note the version and argument names of each message nova's
+    client sends (it is not changed: its prepared context is wrapped)."""
+    rpc_client = client.scheduler_rpcapi.client
+    prepare = rpc_client.prepare
+
+    def recording_prepare(**kwargs):
+        cctxt = prepare(**kwargs)
+        for kind in ('call', 'cast'):
+            send = getattr(cctxt, kind)
+
+            def recording(ctxt, method, _send=send, _kind=kind, **args):
+                out['sent'] = {'kind': _kind, 'method': method,
+                               'version': kwargs.get('version'),
+                               'fanout': bool(kwargs.get('fanout')),
+                               'args': sorted(args)}
+                return _send(ctxt, method, **args)
+            setattr(cctxt, kind, recording)
+        return cctxt
+
+    rpc_client.prepare = recording_prepare
+
+
+def run_case(case):
+    CONF.set_override('scheduler', case['pin'], group='upgrade_levels')
+    client = query.SchedulerQueryClient()   # reads the version cap
+    ctxt = _context()
+    out = {'name': case['name'], 'pin': case['pin']}
+    _record_sent(client, out)
+    try:
+        if case.get('call', 'select_destinations') == 'select_destinations':
+            out.update(_select(client, ctxt, case))
+        else:
+            out.update(_cast(client, ctxt, case))
+    except exception.NovaException as exc:
+        out['error'] = {'module': type(exc).__module__,
+                        'class': type(exc).__name__,
+                        'is_no_valid_host': isinstance(
+                            exc, exception.NoValidHost),
+                        'kwargs': {k: str(v) for k, v in exc.kwargs.items()},
+                        'message': exc.format_message()}
+    return out
+
+
+def main(argv):
+    _configure(argv[1], argv[2])
+    for case in json.loads(argv[3]):
+        print(json.dumps(run_case(case), sort_keys=True, default=str),
+              flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

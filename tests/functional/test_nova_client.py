@@ -1,0 +1,220 @@
+"""Issue 21, point 1: nova 34's own scheduler client against a real
+``scheduler-server`` started with ``[nova] enabled = true``, over RabbitMQ.
+
+Nova runs from its side virtualenv (``.nova-venv``, nova 34.0.0 from
+PyPI) in one subprocess, ``tests/functional/nova_driver.py``, which builds
+nova RequestSpec objects and calls nova's unmodified
+``SchedulerQueryClient`` at each ``[upgrade_levels] scheduler`` pin from
+4.0 to 4.5: single boots, a multi-create with alternates, server groups
+of both hard policies, a NoValidHost caught as nova's class, and the five
+fanout casts. Each test run has an exchange of its own, so it never sees
+another run's messages.
+
+Without the side venv the test skips, saying how to build it; with
+``CI=true`` it fails instead (``.ci/run`` builds it).
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from tests.functional import db_state
+from tests.functional import workload
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+NOVA_PYTHON = ROOT / '.nova-venv' / 'bin' / 'python'
+BUILD = ('python3 -m venv .nova-venv && .nova-venv/bin/pip install '
+         'nova==34.0.0')
+CELL = 'c0ffee00-0000-4000-8000-000000000001'
+AGGREGATE = str(uuid.uuid4())
+INSTANCE = str(uuid.uuid4())
+SMALL = {'vcpus': 1, 'memory_mb': 512, 'root_gb': 1}
+HUGE = {'vcpus': 1, 'memory_mb': 10 ** 7, 'root_gb': 1}
+PINS = ('4.0', '4.1', '4.2', '4.3', '4.4', '4.5')
+HOSTS = 6
+
+pytestmark = pytest.mark.parametrize('backend', ['sqlite'])
+
+
+@pytest.fixture
+def nova_python():
+    if NOVA_PYTHON.exists():
+        return NOVA_PYTHON
+    why = 'nova\'s side virtualenv %s is missing; build it with: %s' % (
+        NOVA_PYTHON, BUILD)
+    if os.environ.get('CI') == 'true':
+        pytest.fail(why, pytrace=False)
+    pytest.skip(why)
+
+
+def _boot(pin, **fields):
+    objects_ = pin == '4.5'
+    case = {'name': 'boot %s' % pin, 'pin': pin, 'flavor': SMALL,
+            'return_objects': objects_, 'return_alternates': objects_}
+    case.update(fields)
+    return case
+
+
+CASES = [_boot(pin) for pin in PINS] + [
+    _boot('4.5', name='multi-create', num_instances=3),
+    _boot('4.5', name='affinity', num_instances=2, group='affinity'),
+    _boot('4.5', name='anti-affinity', num_instances=3,
+          group='anti-affinity'),
+    _boot('4.0', name='anti-affinity 4.0', num_instances=2,
+          group='anti-affinity'),
+    _boot('4.5', name='no valid host', flavor=HUGE),
+    _boot('4.3', name='no valid host 4.3', flavor=HUGE),
+    {'name': 'aggregate', 'pin': '4.5', 'call': 'update_aggregates',
+     'aggregate': {'uuid': AGGREGATE, 'name': 'nova-agg',
+                   'hosts': ['host-00'],
+                   'metadata': {'availability_zone': 'az-nova'}}},
+    {'name': 'instance', 'pin': '4.5', 'call': 'update_instance_info',
+     'host': 'host-01', 'instance_uuids': [INSTANCE]},
+    {'name': 'sync', 'pin': '4.5', 'call': 'sync_instance_info',
+     'host': 'host-01', 'instance_uuids': [INSTANCE]},
+    # NoValidHost until the fanout cast is stored and polled
+    _boot('4.5', name='zone of the aggregate', availability_zone='az-nova',
+          retry_for=30),
+    {'name': 'aggregate gone', 'pin': '4.5', 'call': 'delete_aggregate',
+     'aggregate': {'uuid': AGGREGATE, 'name': 'nova-agg',
+                   'hosts': ['host-00'], 'metadata': {}}},
+    {'name': 'instance gone', 'pin': '4.5', 'call': 'delete_instance_info',
+     'host': 'host-01', 'instance_uuid': INSTANCE},
+]
+
+
+def _run_nova(nova_python, exchange, cases):
+    result = subprocess.run(
+        [str(nova_python), str(ROOT / 'tests/functional/nova_driver.py'),
+         'rabbit://guest:guest@127.0.0.1:5672/', exchange,
+         json.dumps(cases)],
+        cwd=str(ROOT / 'tests/functional'), capture_output=True, text=True,
+        timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    answers = [json.loads(line) for line in result.stdout.splitlines()
+               if line.startswith('{')]
+    return {answer['name']: answer for answer in answers}
+
+
+def _fields(answer):
+    return [[sel['fields'] for sel in per] for per in answer['result']]
+
+
+def _claimed_on(server, uuid_):
+    return {row['host'] for row in db_state.allocations(server.engine,
+                                                        uuid_)}
+
+
+def _check_pins(server, answers):
+    for pin in PINS[:-1]:
+        [host] = answers['boot %s' % pin]['result']
+        assert sorted(host) == ['host', 'limits', 'nodename'], pin
+        assert host['host'].startswith('host-')
+        assert set(host['limits']) == {'vcpu', 'memory_mb', 'disk_gb'}
+    answer = answers['boot 4.5']
+    [[first, *alternates]] = answer['result']
+    assert (first['class'], first['namespace'], first['version']) == (
+        'Selection', 'nova', '1.1')
+    fields = first['fields']
+    assert fields['cell_uuid'] == CELL
+    assert fields['availability_zone'] in ('az1', 'az2')
+    request = json.loads(fields['allocation_request'])
+    assert request['allocations'] == {fields['compute_node_uuid']: {
+        'resources': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}}
+    assert fields['allocation_request_version'] == '1.36'
+    assert len(alternates) == 2
+    # claimed for the instance nova named
+    assert _claimed_on(server, answer['instance_uuids'][0]) == {
+        fields['service_host']}
+
+
+def _check_groups(server, answers):
+    multi = _fields(answers['multi-create'])
+    assert len(multi) == 3 and all(len(per) == 3 for per in multi)
+    for uuid_, per in zip(answers['multi-create']['instance_uuids'], multi):
+        assert _claimed_on(server, uuid_) == {per[0]['service_host']}
+    together = {per[0]['service_host']
+                for per in _fields(answers['affinity'])}
+    assert len(together) == 1
+    apart = [per[0]['service_host']
+             for per in _fields(answers['anti-affinity'])]
+    assert len(set(apart)) == 3
+    legacy = [d['host'] for d in answers['anti-affinity 4.0']['result']]
+    assert len(set(legacy)) == 2
+
+
+def _check_no_valid_host(answers):
+    for name in ('no valid host', 'no valid host 4.3'):
+        error = answers[name]['error']
+        assert error['is_no_valid_host'], error
+        assert error['module'].startswith('nova.exception'), error
+        assert error['message'].startswith('No valid host was found. ')
+        assert 'MEMORY_MB' in error['kwargs']['reason'], error
+
+
+def _stored(server, statement, **params):
+    with server.engine.connect() as conn:
+        return [tuple(row) for row in conn.execute(sa.text(statement),
+                                                   params)]
+
+
+def _check_casts(server, answers):
+    """update_aggregates and update_instance_info were stored (a request
+    for the aggregate's zone found its host), then the two deletes."""
+    [[first]] = [per[:1] for per in _fields(
+        answers['zone of the aggregate'])]
+    assert (first['service_host'], first['availability_zone']) == (
+        'host-00', 'az-nova')
+    db_state.wait_for(lambda: _stored(
+        server, 'SELECT deleted FROM aggregates WHERE uuid = :u',
+        u=AGGREGATE) == [(True,)], 30, 'delete_aggregate stored')
+    db_state.wait_for(lambda: _stored(
+        server, 'SELECT host, deleted FROM instances WHERE uuid = :u',
+        u=INSTANCE) == [('host-01', True)], 30,
+        'update_instance_info then delete_instance_info stored')
+
+
+def _summary(answer):
+    """One line: what nova's client sent at its pin, and what it got."""
+    sent = answer['sent']
+    if 'error' in answer:
+        got = 'raised %s (a nova.exception.NoValidHost: %s)' % (
+            answer['error']['class'], answer['error']['is_no_valid_host'])
+    elif answer['result'] is None:
+        got = '(a cast)'
+    elif answer['result'] and isinstance(answer['result'][0], dict):
+        got = '%d host dict(s) %s' % (len(answer['result']), sorted(
+            answer['result'][0]))
+    else:
+        got = '%d list(s) of %s' % (len(answer['result']), '/'.join(
+            sorted({'%s %s %s' % (s['namespace'], s['class'], s['version'])
+                    for per in answer['result'] for s in per})) + (
+            ', %s per list' % [len(per) for per in answer['result']]))
+    return 'nova %-18s pin %s: %s %s %s%s(%s) -> %s' % (
+        answer['name'], answer['pin'], sent['kind'], sent['method'],
+        sent['version'], ' fanout ' if sent['fanout'] else ' ',
+        ', '.join(sent['args']), got)
+
+
+def test_nova_s_own_client_at_every_pin(nova_python, scheduler,
+                                        summary_line):
+    exchange = 'nova-func-%s' % uuid.uuid4().hex[:12]
+    server = scheduler(workers=1, options={
+        'nova': {'enabled': True, 'cell_uuid': CELL, 'exchange': exchange},
+        'scheduler': {'max_attempts': 3}})
+    workload.push_hosts(server, workload.host_reports(HOSTS))
+    answers = _run_nova(nova_python, exchange, CASES)
+    assert sorted(answers) == sorted(case['name'] for case in CASES)
+    for name, answer in answers.items():
+        summary_line(_summary(answer))
+    _check_pins(server, answers)
+    _check_groups(server, answers)
+    _check_no_valid_host(answers)
+    _check_casts(server, answers)
+    assert db_state.overcommit(db_state.read_state(server.engine)) == []
+    assert server.errors_in_log() == []

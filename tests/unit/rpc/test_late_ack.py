@@ -1,0 +1,158 @@
+"""Late acknowledgement (kombu's in-memory broker; the real one:
+tests/functional/test_call_redelivery.py): ReportServer acknowledges a
+cast after its endpoint and delivers a report that was not stored once
+more, never forever; CallServer answers a call before acknowledging it,
+bounds the broker's prefetch, and serves no call its caller gave up on."""
+
+import datetime
+import threading
+import time
+
+import oslo_messaging
+from oslo_utils import timeutils
+
+from scheduler import exception
+from scheduler.rpc import messaging
+from scheduler.rpc import late_ack
+
+
+class _Endpoint:
+    def __init__(self, fail):
+        self.fail = fail
+        self.calls = []
+        self.lock = threading.Lock()
+
+    def update_resource_stats(self, ctxt, name=None, stats=None):
+        with self.lock:
+            self.calls.append(name)
+        if self.fail:
+            raise exception.ReportNotStored(host=name, node=name,
+                                            reason='database down')
+
+    def ping(self, ctxt):
+        with self.lock:
+            self.calls.append('ping')
+        return 'pong'
+
+
+def _serve(conf, transport, endpoint):
+    server = oslo_messaging.get_rpc_server(
+        transport, oslo_messaging.Target(topic='reports', server='w1'),
+        [endpoint], executor='threading',
+        serializer=messaging.get_serializer(),
+        server_cls=late_ack.ReportServer)
+    server.start(override_pool_size=server.pool_size)
+    return server
+
+
+def _calls_after(endpoint, seconds):
+    time.sleep(seconds)
+    with endpoint.lock:
+        return list(endpoint.calls)
+
+
+def test_a_report_not_stored_is_delivered_once_more_then_dropped(
+        conf, transport):
+    endpoint = _Endpoint(fail=True)
+    server = _serve(conf, transport, endpoint)
+    client = oslo_messaging.get_rpc_client(
+        transport, oslo_messaging.Target(topic='reports'))
+    try:
+        client.cast({}, 'update_resource_stats', name='h1', stats={})
+        assert _calls_after(endpoint, 1.5) == ['h1', 'h1']
+        # calls on the topic are still answered
+        assert client.prepare(timeout=10).call({}, 'ping') == 'pong'
+    finally:
+        server.stop()
+        server.wait()
+
+
+def test_a_stored_report_is_handled_once(conf, transport):
+    endpoint = _Endpoint(fail=False)
+    server = _serve(conf, transport, endpoint)
+    client = oslo_messaging.get_rpc_client(
+        transport, oslo_messaging.Target(topic='reports'))
+    try:
+        for host in ('h1', 'h2'):
+            client.cast({}, 'update_resource_stats', name=host, stats={})
+        assert sorted(_calls_after(endpoint, 1.0)) == ['h1', 'h2']
+    finally:
+        server.stop()
+        server.wait()
+
+
+def _serve_calls(transport, endpoint):
+    server = oslo_messaging.get_rpc_server(
+        transport, oslo_messaging.Target(topic='decisions', server='w1'),
+        [endpoint], executor='threading',
+        serializer=messaging.get_serializer(),
+        server_cls=late_ack.CallServer)
+    server.start(override_pool_size=3)
+    return server
+
+
+def _sent_ago(seconds):
+    return (timeutils.utcnow() - datetime.timedelta(seconds=seconds)
+            ).isoformat()
+
+
+def test_a_call_is_answered_then_acknowledged_with_a_bounded_prefetch(
+        conf, transport):
+    endpoint = _Endpoint(fail=False)
+    server = _serve_calls(transport, endpoint)
+    client = oslo_messaging.get_rpc_client(
+        transport, oslo_messaging.Target(topic='decisions'))
+    try:
+        for _ in range(3):
+            assert client.prepare(timeout=10).call({}, 'ping') == 'pong'
+        listener = server.listener._poll_style_listener
+        assert type(listener).__name__ == '_LateAckListener'
+        # the broker pushes no more calls than the server has threads
+        assert listener.conn.connection.rabbit_qos_prefetch_count == 3
+        assert endpoint.calls == ['ping'] * 3
+    finally:
+        server.stop()
+        server.wait()
+
+
+def test_a_call_its_caller_gave_up_on_is_not_served(conf, transport):
+    endpoint = _Endpoint(fail=False)
+    server = _serve_calls(transport, endpoint)
+    client = oslo_messaging.get_rpc_client(
+        transport, oslo_messaging.Target(topic='decisions'))
+    try:
+        # sent 40 s ago by a caller that waits 2 s (+ 30 s call monitor)
+        stale = client.prepare(timeout=2, call_monitor_timeout=30)
+        try:
+            stale.call({'sent_at': _sent_ago(40)}, 'ping')
+        except oslo_messaging.MessagingTimeout:
+            pass
+        # one sent 20 s ago is within what its caller waits: served
+        fresh = client.prepare(timeout=10, call_monitor_timeout=30)
+        assert fresh.call({'sent_at': _sent_ago(20)}, 'ping') == 'pong'
+        assert endpoint.calls == ['ping']
+    finally:
+        server.stop()
+        server.wait()
+
+
+class _Message:
+    def __init__(self, sent_at, expiration_ms, client_timeout):
+        self.ctxt = {'sent_at': sent_at}
+        self.client_timeout = client_timeout
+        self.message = type('Raw', (), {})()
+        self.message._raw_message = type('Props', (), {})()
+        self.message._raw_message.properties = (
+            {} if expiration_ms is None else {'expiration': expiration_ms})
+
+
+def test_caller_gave_up_when_older_than_all_its_caller_waits():
+    now = timeutils.utcnow()
+    sent = (now - datetime.timedelta(seconds=95)).isoformat()
+    # RPC timeout 60 s + call monitor 30 s: gone after 90 s
+    assert late_ack.caller_gave_up(_Message(sent, '60000', 30), now)
+    assert not late_ack.caller_gave_up(_Message(sent, '60000', 40), now)
+    # a message that does not say (a cast, an older client): served
+    assert not late_ack.caller_gave_up(_Message(sent, None, 30), now)
+    assert not late_ack.caller_gave_up(_Message(None, '60000', 30), now)
+    assert not late_ack.caller_gave_up(_Message('junk', '60000', 30), now)

@@ -1,0 +1,260 @@
+"""Nova's messages through a worker's nova server: NovaDispatcher, the
+edge, policy and a real SchedulerManager on SQLite, at each RPC pin.
+
+The messages are those of ``test_nova_wire`` (nova 34's rpcapi, recorded);
+the hosts are nova trackers' reports (``tests.unit.fixtures.nova``).
+"""
+
+import copy
+import datetime
+import time
+import types
+
+import oslo_messaging
+import pytest
+from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+
+from scheduler.db import aggregates as db_aggregates
+from scheduler.db import claims
+from scheduler.db import instances as db_instances
+from scheduler import exception
+from scheduler.rpc import nova_endpoint
+from scheduler.rpc import nova_wire
+from scheduler.rpc import validation
+from scheduler.service import composition
+from scheduler import context as sched_context
+from tests.unit.fixtures.nova import compute_nodes
+from tests.unit.rpc import test_nova_wire as recorded
+
+CELL = 'c0ffee00-0000-4000-8000-000000000001'
+SERVICE = sched_context.RequestContext(project_id='p1', roles=['service'])
+
+
+@pytest.fixture
+def manager(conf, db):
+    now = datetime.datetime.now(datetime.timezone.utc).strftime(
+        '%Y-%m-%dT%H:%M:%SZ')
+    manager = composition.build_manager(conf, db)
+    for report in (compute_nodes.LIBVIRT_NUMA_WIRE,
+                   compute_nodes.PLAIN_WIRE):
+        report = copy.deepcopy(report)
+        data = report['nova_object.data']
+        data['updated_at'] = now
+        manager.update_resource_stats(
+            SERVICE, [data['host'], data['hypervisor_hostname']], report)
+    yield manager
+    manager.stop()
+
+
+@pytest.fixture
+def nova(conf, manager):
+    conf.set_override('cell_uuid', CELL, 'nova')
+    conf.set_override('max_attempts', 2, 'scheduler')
+    return nova_endpoint.NovaEndpoint(conf, manager,
+                                      validation.EdgeCheck(conf.limits))
+
+
+def send(endpoint, method, version, args, cast=False, roles=None,
+         client_timeout=None, heartbeats=None):
+    """``method`` as nova's client sends it, through NovaDispatcher."""
+    worker = nova_endpoint.NovaDispatcher(
+        [endpoint], nova_wire.NovaSerializer(endpoint.conf.nova.
+                                             granted_roles),
+        endpoint.conf.limits, 'test-host')
+    ctxt = dict(recorded.CONTEXT)
+    if roles is not None:
+        ctxt['roles'] = roles
+    incoming = types.SimpleNamespace(
+        message={'method': method, 'version': version,
+                 'args': copy.deepcopy(args)},
+        ctxt=ctxt, reply_q=None if cast else 'reply',
+        client_timeout=client_timeout,
+        heartbeat=lambda: heartbeats.append(time.monotonic()))
+    try:
+        return worker.dispatch(incoming)
+    except rpc_dispatcher.ExpectedException as wrapped:
+        if cast:
+            return None
+        raise wrapped.exc_info[1]
+
+
+@pytest.mark.parametrize('pin', ['4.0', '4.3', '4.4'])
+def test_pins_before_4_5_get_one_host_dict_per_instance(nova, db, pin):
+    answer = send(nova, 'select_destinations', pin,
+                  recorded.select_args(pin))
+    assert [sorted(a) for a in answer] == [['host', 'limits',
+                                            'nodename']] * 2
+    # anti-affinity: one instance on each host
+    assert sorted(a['host'] for a in answer) == ['compute-01',
+                                                 'compute-02']
+    assert set(answer[0]['limits']) == {'vcpu', 'memory_mb', 'disk_gb'}
+    consumers = {a['consumer_uuid'] for a in claims.list_allocations(db)}
+    assert recorded.UUIDS[0] in consumers and len(consumers) == 2
+    if pin == '4.4':
+        assert consumers == set(recorded.UUIDS[:2])
+
+
+def test_4_5_gets_selections_with_alternates(nova, db):
+    args = recorded.select_args('4.5', policy=None, num_instances=1)
+    [[first, alternate]] = send(nova, 'select_destinations', '4.5', args)
+    for sel in (first, alternate):
+        assert sel['nova_object.namespace'] == 'nova'
+        assert sel['nova_object.data']['cell_uuid'] == CELL
+    assert first['nova_object.data']['service_host'] != \
+        alternate['nova_object.data']['service_host']
+    [claim] = claims.list_allocations(db)[:1]
+    assert claim['consumer_uuid'] == recorded.UUIDS[0]
+
+
+def test_4_5_without_return_objects_gets_dicts_and_no_alternates(nova):
+    args = dict(recorded.select_args('4.5', policy=None, num_instances=1),
+                return_objects=False)
+    [answer] = send(nova, 'select_destinations', '4.5', args)
+    assert answer['host'] in ('compute-01', 'compute-02')
+
+
+def test_affinity_places_together(nova):
+    answer = send(nova, 'select_destinations', '4.5',
+                  recorded.select_args('4.5', policy='affinity'))
+    hosts = {per[0]['nova_object.data']['service_host'] for per in answer}
+    assert len(answer) == 2 and len(hosts) == 1
+
+
+def test_no_valid_host_is_nova_s(nova):
+    args = recorded.select_args('4.5', policy=None, num_instances=1)
+    data = args['spec_obj']['nova_object.data']['flavor']['nova_object.data']
+    data['memory_mb'] = 10 ** 7
+    with pytest.raises(nova_wire.NoValidHost) as caught:
+        send(nova, 'select_destinations', '4.5', args)
+    assert type(caught.value).__module__ == 'nova.exception'
+    assert caught.value.kwargs['reason']
+
+
+def test_policy_checks_nova_s_caller(nova, conf):
+    conf.set_override('granted_roles', [], 'nova')
+    with pytest.raises(exception.Forbidden, match='select_destinations'):
+        send(nova, 'select_destinations', '4.5', recorded.select_args('4.5'))
+    assert send(nova, 'select_destinations', '4.5',
+                recorded.select_args('4.5', policy=None, num_instances=1),
+                roles=['admin'])
+
+
+def test_unknown_argument_is_an_invalid_request(nova):
+    args = dict(recorded.select_args('4.5'), host_name='x')
+    with pytest.raises(exception.InvalidRequest, match='host_name'):
+        send(nova, 'select_destinations', '4.5', args)
+
+
+def test_the_five_casts_are_stored(nova, db):
+    send(nova, 'update_aggregates', '4.1',
+         recorded.CASTS['update_aggregates'], cast=True)
+    [agg] = db_aggregates.load_aggregate_changes(db)
+    assert agg['hosts'] == ['compute-02'] and not agg['deleted']
+    # the zone an aggregate gives reaches nova's Selection
+    args = recorded.select_args('4.5', policy=None, num_instances=1)
+    args['spec_obj']['nova_object.data']['availability_zone'] = 'az1'
+    [[first]] = send(nova, 'select_destinations', '4.5',
+                     dict(args, return_alternates=False))
+    assert (first['nova_object.data']['service_host'],
+            first['nova_object.data']['availability_zone']) == (
+                'compute-02', 'az1')
+    send(nova, 'delete_aggregate', '4.1',
+         recorded.CASTS['delete_aggregate'], cast=True)
+    assert db_aggregates.load_aggregate_changes(db)[0]['deleted']
+    send(nova, 'update_instance_info', '4.2',
+         recorded.CASTS['update_instance_info'], cast=True)
+    assert [i['uuid'] for i in db_instances.instances_on(
+        db, 'compute-02')] == [recorded.UUIDS[0]]
+    send(nova, 'delete_instance_info', '4.2',
+         recorded.CASTS['delete_instance_info'], cast=True)
+    assert db_instances.instances_on(db, 'compute-02') == []
+    send(nova, 'sync_instance_info', '4.2',
+         recorded.CASTS['sync_instance_info'], cast=True)
+
+
+def test_the_call_monitor_is_honoured(nova, monkeypatch):
+    heartbeats = []
+    real = nova.manager.select_destinations
+
+    def slow(*args, **kwargs):
+        time.sleep(1.3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(nova.manager, 'select_destinations', slow)
+    send(nova, 'select_destinations', '4.5',
+         recorded.select_args('4.5', policy=None, num_instances=1),
+         client_timeout=2, heartbeats=heartbeats)
+    assert len(heartbeats) == 1
+
+
+class _NovaContext(oslo_messaging.NoOpSerializer):
+    """What nova's client puts on the wire for a context: its dict."""
+
+    def serialize_context(self, ctxt):
+        return ctxt
+
+
+def test_servers_only_when_enabled(conf, manager, transport):
+    assert nova_endpoint.servers(conf, transport, manager) == []
+    conf.set_override('enabled', True, 'nova')
+    with pytest.raises(exception.ConfigInvalid, match='cell_uuid'):
+        nova_endpoint.servers(conf, transport, manager)
+    conf.set_override('cell_uuid', CELL, 'nova')
+    [server] = nova_endpoint.servers(conf, transport, manager)
+    server.start()
+    try:
+        client = oslo_messaging.get_rpc_client(
+            transport, oslo_messaging.Target(
+                exchange='nova', topic='scheduler', version='4.0'),
+            serializer=_NovaContext())
+        fanout = client.prepare(fanout=True, version='4.1')
+        fanout.cast(recorded.CONTEXT, 'update_aggregates',
+                    **recorded.CASTS['update_aggregates'])
+        answer = client.prepare(version='4.5', timeout=30).call(
+            recorded.CONTEXT, 'select_destinations',
+            **recorded.select_args('4.5', policy=None, num_instances=1))
+    finally:
+        server.stop()
+        server.wait()
+    assert answer[0][0]['nova_object.name'] == 'Selection'
+    # the fanout cast has a queue of its own: it may land after the call
+    deadline = time.monotonic() + 10
+    while not db_aggregates.load_aggregate_changes(manager.db):
+        assert time.monotonic() < deadline, 'fanout cast never stored'
+        time.sleep(0.05)
+
+
+def test_one_queue_per_api(conf, manager, transport):
+    conf.set_override('enabled', True, 'nova')
+    conf.set_override('cell_uuid', CELL, 'nova')
+    conf.set_override('control_exchange', 'nova')
+    with pytest.raises(exception.ConfigInvalid, match='two queues'):
+        nova_endpoint.servers(conf, transport, manager)
+
+
+def test_a_cast_refused_is_dropped_and_the_worker_goes_on(nova, db):
+    assert send(nova, 'update_aggregates', '4.1',
+                {'aggregates': [{'nova_object.name': 'Aggregate',
+                                 'nova_object.data': {'name': 'a'}}]},
+                cast=True) is None
+    assert db_aggregates.load_aggregate_changes(db) == []
+
+
+
+def test_the_plugins_check_nova_s_request_too(conf, db):
+    conf.set_override('enabled_filters', ['ResourceFitFilter',
+                                          'NUMATopologyFilter'],
+                      'filter_scheduler')
+    conf.set_override('cell_uuid', CELL, 'nova')
+    manager = composition.build_manager(conf, db)
+    endpoint = nova_endpoint.NovaEndpoint(
+        conf, manager, validation.EdgeCheck(conf.limits))
+    args = recorded.select_args('4.5', policy=None, num_instances=1)
+    flavor = args['spec_obj']['nova_object.data']['flavor']
+    flavor['nova_object.data']['extra_specs'] = {'hw:numa_nodes': 'two'}
+    try:
+        with pytest.raises(exception.InvalidRequest,
+                           match='hw:numa_nodes'):
+            send(endpoint, 'select_destinations', '4.5', args)
+    finally:
+        manager.stop()
