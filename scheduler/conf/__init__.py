@@ -15,6 +15,7 @@ from scheduler.conf import messaging
 from scheduler.conf import metrics
 from scheduler.conf import nova
 from scheduler.conf import pci
+from scheduler.conf import placement_feed
 from scheduler.conf import policy
 from scheduler.conf import prometheus
 from scheduler.conf import scheduler as scheduler_group
@@ -25,7 +26,7 @@ from scheduler.conf import upgrade_levels
 _MODULES = (service, heartbeat, scheduler_group, filter_scheduler, solver,
             metrics,
             pci, prometheus, upgrade_levels, database, messaging, policy,
-            limits, nova)
+            limits, nova, placement_feed)
 
 
 def register_all(conf: cfg.ConfigOpts) -> cfg.ConfigOpts:

@@ -14,6 +14,7 @@ from scheduler.conf import limits
 from scheduler.conf import metrics
 from scheduler.conf import nova
 from scheduler.conf import pci
+from scheduler.conf import placement_feed
 from scheduler.conf import prometheus
 from scheduler.conf import scheduler as scheduler_group
 from scheduler.conf import service
@@ -22,7 +23,8 @@ from scheduler.conf import upgrade_levels
 
 _MODULES = (service, heartbeat, scheduler_group, filter_scheduler, solver,
             metrics,
-            pci, prometheus, upgrade_levels, database, limits, nova)
+            pci, prometheus, upgrade_levels, database, limits, nova,
+            placement_feed)
 
 
 def list_opts():

@@ -36,7 +36,7 @@ log as a traceback:
   traceback is in the log): no traceback or file path reaches a caller.
   A cast's ``ReportNotStored`` is raised on, for the report topic's
   server to have the broker deliver it again
-  (``scheduler.rpc.report_consumer``);
+  (``scheduler.rpc.late_ack.ReportServer``);
 * call-monitor heartbeats of every running call come from one thread per
   worker (``scheduler.rpc.call_monitor``), not from a thread started and
   joined per call.
@@ -171,7 +171,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
                                          self.outage))
         except exception.ReportNotStored as exc:
             if is_cast:
-                raise       # the report topic's server has it redelivered
+                raise       # the report topic's server redelivers it
             _expected(exc)
         except Exception:
             _expected(self._fault(method))

@@ -14,26 +14,23 @@ its rabbit driver quotes it back with ``/`` left bare, which kombu then
 reads as the end of the host (``ValueError: Port could not be cast``);
 ``get_transport`` makes the driver quote every character instead.
 
-Stopping a worker loses no call. The rabbit driver acknowledges a call as
-it reads it; once its server stopped polling, a call the broker had
-already pushed could still be read (while the connection deleted its
-fanout queue) and was then acknowledged and dropped, its caller waiting
-for the call monitor. ``Servers.stop`` cancels every consumer of the
-worker on the broker as soon as its server stopped polling, and the
-decision server (``CallServer``) leaves a call read after that
-unacknowledged: the broker gives it to another worker when the channel
-closes. Cancelling first also keeps the broker's cancel notice for the
-deleted fanout queue (``Received method (60, 30) during closing
-channel``) out of the log.
+Stopping a worker loses no call. Once its server stopped polling, a call
+the broker had already pushed could still be read (while the connection
+deleted its fanout queue) and was then acknowledged and dropped, its
+caller waiting for the call monitor. ``Servers.stop`` cancels every
+consumer of the worker on the broker as soon as its server stopped
+polling, and the servers (``scheduler.rpc.late_ack``) leave a message
+read after that unacknowledged: the broker gives it to another worker
+when the channel closes. Cancelling first also keeps the broker's cancel
+notice for the deleted fanout queue (``Received method (60, 30) during
+closing channel``) out of the log.
 """
 
 from urllib.parse import quote
 
 import oslo_messaging
-from oslo_messaging._drivers import amqpdriver
 from oslo_messaging._drivers import impl_rabbit
 from oslo_log import log as logging
-from oslo_messaging.rpc import server as rpc_server
 from oslo_utils import netutils
 
 from scheduler import conf as sched_conf
@@ -119,26 +116,6 @@ def _cancel_consumers(server):
             consumer.cancel(tag)
         except Exception as exc:  # the connection closes next anyway
             LOG.debug('Consumer %s not cancelled: %s', tag, exc)
-
-
-class _CallListener(amqpdriver.RpcAMQPListener):
-    """Acknowledges a call as it reads it, as the driver does, but only
-    while its server polls: a call read later is left unacknowledged."""
-
-    def __call__(self, message):
-        if not self._shutdown.is_set():
-            super().__call__(message)
-
-
-class CallServer(rpc_server.RPCServer):
-    """The decision topic's ``RPCServer`` (module docstring)."""
-
-    def _create_listener(self):
-        adapter = super()._create_listener()
-        listener = getattr(adapter, '_poll_style_listener', None)
-        if type(listener) is amqpdriver.RpcAMQPListener:
-            listener.__class__ = _CallListener
-        return adapter
 
 
 #: what a worker serves: both topics, decisions only, reports only

@@ -16,10 +16,10 @@ batch, the reports others submit wait in memory (only the newest of each
 ``scheduler.db.providers.report_time``); when the batch commits, a
 waiting thread takes every pending report as the next batch: one read of
 what is stored, then one write transaction (one feed stamp) for the
-reports that change something (``scheduler.db.providers
-.record_compute_nodes``: a report that repeats what is stored costs no
-write). Batches thus grow with the load. A batch
-that fails is retried report by report, so one bad report fails alone.
+reports that change something (``record_compute_nodes`` in
+``scheduler.db.providers``: a report that repeats what is stored costs no
+write). Batches thus grow with the load. A batch that fails is retried
+report by report, so one bad report fails alone.
 ``flush()`` waits until every report submitted so far is handled.
 """
 

@@ -154,15 +154,16 @@ def describe_error(exc):
 def check_database(conf):
     """Reach the DB and make sure its schema is current."""
     def probe():
-        database = db_api.Database(conf, max_retries=0)
         try:
-            return migration.db_version(database)
+            database = db_api.Database(conf, max_retries=0)
+            try:
+                return migration.db_version(database)
+            finally:
+                database.dispose()
         except Exception as exc:
             if _PERMANENT_DATABASE_ERRORS.search(str(exc)):
                 raise _Permanent(describe_error(exc))
             raise
-        finally:
-            database.dispose()
 
     version = _retry(
         conf, ('database', masking.mask(conf.database.connection)), probe)

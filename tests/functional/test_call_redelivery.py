@@ -57,7 +57,7 @@ def _call(client, answers, lock):
 def test_a_dead_workers_calls_are_answered_by_another(server, tmp_path,
                                                       summary_line):
     workload.push_hosts(server, workload.host_reports(4))
-    workers = server_mod_workers(server)
+    workers = _workers(server)
     client, answers, lock = server.client(), [], threading.Lock()
     database = sqlite3.connect(str(tmp_path / 'scheduler.sqlite'),
                                isolation_level=None)
@@ -86,8 +86,23 @@ def test_a_dead_workers_calls_are_answered_by_another(server, tmp_path,
     assert kinds == ['placed'] * CALLS
     assert longest < ANSWERED_WITHIN
     assert orphans == set()
+    _repeat_keeps_one_set(server, client, sorted(placed)[0], summary_line)
 
 
-def server_mod_workers(server):
+def _repeat_keeps_one_set(server, client, consumer, summary_line):
+    """The caller's retry of a placed request: one set of claims still."""
+    before = db_state.allocations(server.engine, consumer)
+    spec = workload.object_spec(fault_load.TINY, instance_uuids=[consumer])
+    again = client.select_destinations(workload.context(), spec,
+                                       instance_uuids=[consumer])
+    after = db_state.allocations(server.engine, consumer)
+    summary_line('faults: repeated call: same host %s; claim rows %d -> %d'
+                 % (again[0][0].host == before[0]['host'], len(before),
+                    len(after)))
+    assert len(after) == len(before)
+    assert {r['host'] for r in after} == {again[0][0].host}
+
+
+def _workers(server):
     out = os.popen('pgrep -P %d' % server.process.pid).read()
     return sorted(int(pid) for pid in out.split())

@@ -9,15 +9,24 @@ for integer fields) are checked before, on the raw message, by
 ``validation.check_structure``.
 """
 
+from scheduler.model import names
 from scheduler.model import resource_groups
 from scheduler.objects import request_spec
+from scheduler.rpc.schemas import keywords
 
 UUID = {'type': 'string', 'format': 'uuid'}
 UUIDS = {'type': 'array', 'items': UUID}
 #: consumers of one request: each at most once
 NULLABLE_UUIDS = {'type': ['array', 'null'], 'items': UUID,
                   'distinctUuids': True}
-HOST = {'type': 'string', 'minLength': 1}
+#: a host, node, zone or aggregate name (``scheduler.model.names``)
+NAME = {'type': 'string', 'minLength': 1, 'name': True}
+HOST = NAME
+#: a host name, its error worded
+NAMED_HOST = dict(NAME, **{'x-reason': 'expected a host name (%s)' %
+                           names.RULE})
+NULLABLE_NAME = {'type': ['string', 'null'], 'name': True}
+NAMES = {'type': 'array', 'items': NAME}
 NULLABLE_STRING = {'type': ['string', 'null']}
 STRINGS = {'type': 'array', 'items': {'type': 'string'}}
 STRING_MAP = {'type': 'object', 'additionalProperties': {'type': 'string'}}
@@ -27,8 +36,8 @@ COUNT = {'type': 'integer', 'minimum': 0}
 TRACKER_NAME = {
     'anyOf': [HOST, {'type': 'array', 'minItems': 2, 'maxItems': 2,
                      'items': HOST}],
-    'x-reason': 'expected a host name or a [host, node] pair of non-empty '
-                'strings',
+    'x-reason': 'expected a host name or a [host, node] pair of names '
+                '(%s)' % names.RULE,
 }
 
 FLAVOR = {
@@ -57,7 +66,7 @@ INSTANCE_GROUP = {
     },
 }
 
-TRAITS = {'type': 'array', 'items': {'trait': True}}
+TRAITS = {'type': 'array', 'items': {'trait': True, 'name': True}}
 
 RESOURCE_GROUP = {
     'type': 'object',
@@ -128,10 +137,11 @@ AGGREGATE = {
     'required': ['uuid'],
     'properties': {
         'uuid': UUID,
-        'name': NULLABLE_STRING,
-        'hosts': STRINGS,
+        'name': NULLABLE_NAME,
+        'hosts': NAMES,
         'metadata': {
             'type': 'object',
+            'nameKeys': True,
             'properties': {key: {'ratioText': True} for key in RATIO_KEYS},
         },
     },
@@ -143,8 +153,11 @@ INSTANCE_INFO = {
     'properties': {'uuid': UUID},
 }
 
-_RATIO = {'type': ['number', 'null'], 'minimum': 0}
+_RATIO = {'type': ['number', 'null'], 'minimum': 0,
+          'maximum': keywords.MAX_ALLOCATION_RATIO}
 
+#: a tracker's report, read into a ComputeNode: the fields it sent (the
+#: defaults its reading filled in are not seen here)
 COMPUTE_NODE = {
     'type': 'object',
     'properties': {
@@ -152,5 +165,16 @@ COMPUTE_NODE = {
         'cpu_allocation_ratio': _RATIO,
         'ram_allocation_ratio': _RATIO,
         'disk_allocation_ratio': _RATIO,
+        'availability_zone': NULLABLE_NAME,
+        'inventories': {
+            'type': 'object',
+            'additionalProperties': {
+                'type': 'object',
+                'properties': {'allocation_ratio': _RATIO}}},
+        'traits': TRAITS,
+        'locality': {'type': 'object', 'nameKeys': True,
+                     'additionalProperties': NAME},
     },
+    'statesCapacity': True,
+    'capacityFits': True,
 }

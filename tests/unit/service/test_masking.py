@@ -19,6 +19,12 @@ from scheduler.service import launcher
     ('mysql+pymysql://root@db/test', 'mysql+pymysql://root@db/test'),
     ('kombu+memory:////', 'kombu+memory:////'),
     ('sqlite:////tmp/scheduler.db', 'sqlite:////tmp/scheduler.db'),
+    # percent-encoded, and as kombu gets it from the rabbit driver (a bare
+    # "/"): no piece of the password is left
+    ('rabbit://u:p%40ss%3Aw%2Frd%231@127.0.0.1:5672/',
+     'rabbit://u:***@127.0.0.1:5672/'),
+    ('amqp://u:p%40ss%3Aw/rd%231@127.0.0.1:5672/ refused',
+     'amqp://u:***@127.0.0.1:5672/ refused'),
 ])
 def test_mask(text, masked):
     assert masking.mask(text) == masked

@@ -1,0 +1,178 @@
+"""The feed's cost and diffing against a fake Placement: one listing per
+cycle, four reads per provider whose generation moved, one report per
+changed tree, resends from memory, aggregates by membership."""
+
+import pytest
+
+from scheduler.placement_feed import feed as feed_mod
+from scheduler.placement_feed import reader
+from tests.unit.placement_feed import fake_placement as fakes
+
+COMPUTE = {'VCPU': fakes.inventory(16, ratio=4.0),
+           'MEMORY_MB': fakes.inventory(65536, reserved=512),
+           'DISK_GB': fakes.inventory(500)}
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def placement():
+    return fakes.FakePlacement()
+
+
+@pytest.fixture
+def client():
+    return fakes.RecordingClient()
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def feed(placement, client, clock):
+    return feed_mod.PlacementFeed(reader.PlacementReader(placement), client,
+                                  ctxt=None, resend_interval=30.0,
+                                  clock=clock)
+
+
+def _cloud(placement, hosts):
+    return [placement.add('compute-%03d' % index, inventories=COMPUTE,
+                          traits=['HW_CPU_X86_AVX2'],
+                          aggregates=['agg-%d' % (index % 2)])
+            for index in range(hosts)]
+
+
+def test_first_cycle_reads_all_then_one_listing(placement, client, feed):
+    _cloud(placement, 10)
+    first = feed.run_cycle()
+    assert (first.requests, first.read, first.reported) == (41, 10, 10)
+    second = feed.run_cycle()
+    assert (second.requests, second.read, second.reported) == (1, 0, 0)
+    assert placement.urls[-1] == '/resource_providers'
+    assert len(client.reports) == 10
+
+
+def test_one_changed_provider_costs_one_listing_and_four_reads(
+        placement, client, feed):
+    uuids = _cloud(placement, 10)
+    feed.run_cycle()
+    placement.change(uuids[3], usages={'VCPU': 5})
+    cycle = feed.run_cycle()
+    assert (cycle.requests, cycle.read, cycle.reported) == (5, 1, 1)
+    name, stats = client.reports[-1]
+    assert name == 'compute-003'
+    assert stats['used'] == {'VCPU': 5}
+    assert stats['vcpus_used'] == 5
+
+
+def test_generation_moved_without_visible_change_sends_nothing(
+        placement, client, feed):
+    uuids = _cloud(placement, 2)
+    feed.run_cycle()
+    placement.change(uuids[0])
+    cycle = feed.run_cycle()
+    assert (cycle.requests, cycle.read, cycle.reported) == (5, 1, 0)
+
+
+def test_child_change_refolds_its_tree(placement, client, feed):
+    root = placement.add('compute-1', inventories=COMPUTE)
+    pci = placement.add('compute-1_0000:81:00.0', parent=root,
+                        inventories={'CUSTOM_PCI_8086_1563':
+                                     fakes.inventory(1)},
+                        traits=['COMPUTE_MANAGED_PCI_DEVICE'])
+    assert feed.run_cycle().requests == 9
+    name, stats = client.reports[-1]
+    assert name == 'compute-1' and stats['uuid'] == root
+    assert 'CUSTOM_PCI_8086_1563' in stats['inventories']
+    placement.change(pci, usages={'CUSTOM_PCI_8086_1563': 1})
+    cycle = feed.run_cycle()
+    assert (cycle.requests, cycle.reported) == (5, 1)
+    assert client.reports[-1][1]['used'] == {'CUSTOM_PCI_8086_1563': 1}
+
+
+def test_removed_child_and_removed_root(placement, client, feed):
+    root = placement.add('compute-1', inventories=COMPUTE)
+    child = placement.add('compute-1_pgpu', parent=root,
+                          inventories={'VGPU': fakes.inventory(4)})
+    feed.run_cycle()
+    del placement.providers[child]
+    assert feed.run_cycle().reported == 1
+    assert 'VGPU' not in client.reports[-1][1]['inventories']
+    del placement.providers[root]
+    cycle = feed.run_cycle()
+    assert (cycle.requests, cycle.reported) == (1, 1)
+    assert client.reports[-1][1]['disabled'] is True
+    assert feed.run_cycle().reported == 0
+
+
+def test_provider_deleted_during_the_cycle_is_skipped(placement, feed):
+    uuids = _cloud(placement, 3)
+    original_get = placement.get
+
+    def get_then_delete(url, **kwargs):
+        response = original_get(url, **kwargs)
+        if url == '/resource_providers':
+            del placement.providers[uuids[1]]
+        return response
+
+    placement.get = get_then_delete
+    cycle = feed.run_cycle()
+    assert (cycle.read, cycle.reported) == (2, 2)
+
+
+def test_failed_read_keeps_the_tree_dirty(placement, client, feed):
+    uuids = _cloud(placement, 2)
+    original_get = placement.get
+
+    def failing(url, **kwargs):
+        if url.endswith(uuids[1] + '/traits'):
+            return fakes.FakeResponse(503)
+        return original_get(url, **kwargs)
+
+    placement.get = failing
+    with pytest.raises(reader.PlacementError, match='503'):
+        feed.run_cycle()
+    placement.get = original_get
+    cycle = feed.run_cycle()
+    assert (cycle.read, cycle.reported) == (1, 2)
+
+
+def test_unchanged_reports_are_resent_from_memory(placement, client, feed,
+                                                  clock):
+    _cloud(placement, 3)
+    feed.run_cycle()
+    clock.now += 10
+    assert feed.run_cycle().resent == 0
+    clock.now += 25
+    cycle = feed.run_cycle()
+    assert (cycle.requests, cycle.resent) == (1, 3)
+    assert len(client.reports) == 6
+
+
+def test_aggregates_follow_membership(placement, client, feed):
+    uuids = _cloud(placement, 3)
+    feed.run_cycle()
+    hosts = {agg['uuid']: agg['hosts'] for agg in client.aggregates}
+    assert hosts == {'agg-0': ['compute-000', 'compute-002'],
+                     'agg-1': ['compute-001']}
+    placement.change(uuids[1], aggregates=[])
+    assert feed.run_cycle().aggregates == 1
+    assert client.deleted_aggregates == ['agg-1']
+    placement.change(uuids[0], usages={'VCPU': 1})
+    assert feed.run_cycle().aggregates == 0
+
+
+def test_aggregates_not_pushed_when_disabled(placement, client):
+    _cloud(placement, 2)
+    feed = feed_mod.PlacementFeed(reader.PlacementReader(placement), client,
+                                  ctxt=None, push_aggregates=False)
+    feed.run_cycle()
+    assert client.aggregates == []
