@@ -139,6 +139,12 @@ class FilterScheduler:
                          [uuidutils.generate_uuid()
                           for _ in range(spec.num_instances)])
         decision = _Decision(self._clock)
+        held = (self._held(request, consumers, decision)
+                if instance_uuids else None)
+        if held is not None:
+            LOG.info('Repeated request for %s: answered with the claims '
+                     'it holds', ', '.join(consumers))
+            return held
         try:
             selections = self._decide(request, consumers, return_alternates,
                                       decision)
@@ -147,6 +153,27 @@ class FilterScheduler:
             raise
         self._record(ctxt, consumers, decision, selections)
         return selections
+
+    def _held(self, request, consumers, decision):
+        """A repeated request's answer (a call delivered again after its
+        worker died, or the caller's retry): the claims its consumers
+        hold (``claims.held_claims``), while the request still allows
+        their hosts; None to plan it as usual."""
+        if resource_groups.has_groups(request.spec):
+            return None
+        held = claims.held_claims(self.db, consumers, request.resources)
+        if held is None:
+            return None
+        self._refresh(decision)     # the hosts held are in the view
+        with self.cache.lock:
+            table = self.cache.table
+            allowed = requested_hosts_mask(table, request)
+            rows = [table.row_of(c.provider_id) for c in held]
+            if any(r is None or not allowed[r] for r in rows):
+                return None
+            return [[self._selection(table, r, c.consumer_uuid, request,
+                                     False, 0.0)]
+                    for r, c in zip(rows, held)]
 
     def plan(self, request, consumers, return_alternates=False):
         """The selections ``select_destinations`` would make for

@@ -60,7 +60,7 @@ def check_resource_class(name, path):
     """``name`` if it is a standard or a well-formed custom class."""
     if not isinstance(name, str) or not (
             name in STANDARD_CLASSES
-            or (_CUSTOM.match(name) and len(name) <= MAX_NAME)):
+            or (_CUSTOM.fullmatch(name) and len(name) <= MAX_NAME)):
         raise exception.InvalidField(
             field=path, reason='%r is not a resource class: a standard one '
             '(VCPU, DISK_GB, ...) or CUSTOM_ followed by A-Z, 0-9, _' %
@@ -71,8 +71,8 @@ def check_resource_class(name, path):
 def check_trait(name, path):
     """``name`` if it is a well-formed standard or custom trait."""
     if not isinstance(name, str) or len(name) > MAX_NAME or not (
-            _TRAIT.match(name) and name.startswith(TRAIT_NAMESPACES)
-            and (not name.startswith('CUSTOM_') or _CUSTOM.match(name))):
+            _TRAIT.fullmatch(name) and name.startswith(TRAIT_NAMESPACES)
+            and (not name.startswith('CUSTOM_') or _CUSTOM.fullmatch(name))):
         raise exception.InvalidField(
             field=path, reason='%r is not a trait: CUSTOM_ or one of %s '
             'followed by A-Z, 0-9, _' % (name, ', '.join(
@@ -81,7 +81,7 @@ def check_trait(name, path):
 
 
 def check_kind(kind, path):
-    if not isinstance(kind, str) or not _KEY.match(kind) \
+    if not isinstance(kind, str) or not _KEY.fullmatch(kind) \
             or len(kind) > MAX_KIND:
         raise exception.InvalidField(
             field=path, reason='%r is not a provider kind: a lower-case '
@@ -110,7 +110,7 @@ def check_report(node):
         check_trait(trait, 'stats.traits[%d]' % index)
     node.traits = sorted(set(node.traits))
     for key, value in node.locality.items():
-        if not _KEY.match(key) or not value:
+        if not _KEY.fullmatch(key) or not value:
             raise exception.InvalidField(
                 field='stats.locality.%s' % key, reason='keys are '
                 'lower-case names, values non-empty strings')

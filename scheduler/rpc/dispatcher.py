@@ -131,6 +131,9 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         # the version of the message this thread dispatches
         self._message = threading.local()
         self._monitor = call_monitor.CallMonitor()
+        # RPC errors by method and exception, in the worker's metrics
+        self._recorder = getattr(endpoints[0] if endpoints else None,
+                                 'recorder', None)
 
     def dispatch(self, incoming):
         watch = self._monitor.watch(incoming)
@@ -144,6 +147,18 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             self._monitor.done(watch)
 
     def _dispatch(self, incoming):
+        try:
+            return self._dispatch_checked(incoming)
+        except rpc_dispatcher.ExpectedException as wrapped:
+            if self._recorder is not None:
+                # a metric label per RPC method, not per name sent
+                method = incoming.message.get('method')
+                self._recorder.rpc_error(
+                    method if method in schemas.METHODS else '(unknown)',
+                    type(wrapped.exc_info[1]).__name__)
+            raise
+
+    def _dispatch_checked(self, incoming):
         method = incoming.message.get('method')
         self._message.version = incoming.message.get('version')
         # a cast has no reply queue (oslo.messaging's AMQP drivers)

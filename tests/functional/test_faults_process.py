@@ -3,10 +3,11 @@ SIGUSR2, a parent that dies, and start-up errors no retry can fix (real
 scheduler-server, RabbitMQ, SQLite, PostgreSQL).
 
 The SIGKILL test also audits the claims: those whose caller never got
-them (the killed worker's, one abandoned call's) must be released by the
-workers' claim sweepers once ``[scheduler] unconfirmed_claim_grace_period``
-(shortened to ``GRACE``) has passed, while the claims callers got and
-trackers confirmed stay.
+them (the killed worker's) must be released by the workers' claim
+sweepers once ``[scheduler] unconfirmed_claim_grace_period`` (shortened
+to ``GRACE``) has passed, while the claims callers got and trackers
+confirmed stay. A call its caller gave up on before a worker took it is
+not served at all (``scheduler.rpc.late_ack``): it leaves no claim.
 """
 
 import collections
@@ -86,7 +87,7 @@ def test_worker_sigkill_under_load(server, summary_line):
              if kind != 'placed' and t > killed]
     summary_line('faults: worker SIGKILL: %s; replaced after %.1f s; '
                  'longest unanswered call %.1f s; orphaned claims %d '
-                 '(%d of them an abandoned call), 0 left %.0f s after the '
+                 '(an abandoned call: %d), 0 left %.0f s after the '
                  'kill (grace %d s)' % (
                      load.counts(), replaced, max(waits, default=0),
                      len(orphans), int(abandoned in orphans), swept, GRACE))
@@ -94,17 +95,17 @@ def test_worker_sigkill_under_load(server, summary_line):
     assert all(kind in fault_load.EXPECTED for kind, _ in load.unexpected())
     assert max(waits, default=0) < FAIL_FAST
     assert load.first_success_after(killed) is not None
-    assert abandoned in orphans
+    assert abandoned not in orphans
     # no orphan left, nothing a caller got was released, no overcommit
     assert fault_load.audit(server, load) == []
 
 
 def _abandoned_call(server, client):
-    """A call whose caller gives up before its answer: its claim is
-    written, and orphaned. Returns its consumer uuid."""
+    """A call whose caller gives up before its answer; returns its
+    consumer uuid."""
     raw = server.raw_client(client).prepare(timeout=0.001)
     # a send slowed by a reconnect can find its answer already there: such
-    # a call was not abandoned (its claim is orphaned all the same)
+    # a call was not abandoned
     for _ in range(5):
         consumer = str(uuid.uuid4())
         spec = workload.object_spec(fault_load.TINY,
@@ -114,12 +115,8 @@ def _abandoned_call(server, client):
                      spec_obj=spec, instance_uuids=[consumer],
                      return_alternates=False)
         except oslo_messaging.MessagingTimeout:
-            break
-    else:
-        pytest.fail('5 calls with a 1 ms timeout were all answered')
-    db_state.wait_for(lambda: db_state.allocations(server.engine, consumer),
-                      30, 'the abandoned call\'s claim')
-    return consumer
+            return consumer
+    pytest.fail('5 calls with a 1 ms timeout were all answered')
 
 
 def _confirm(server, client, placed):
@@ -203,7 +200,7 @@ _MISSING = 'postgresql+psycopg2://%s@127.0.0.1/%s'
 def test_permanent_startup_errors_are_one_line_and_not_retried(
         rabbitmq, tmp_path, section, option, value, words):
     options = {'DEFAULT': {'startup_retries': 5,
-                           'startup_retry_interval': 3}}
+                           'startup_retry_interval': 10}}
     db_url = 'sqlite:///%s' % (tmp_path / 'scheduler.sqlite')
     if section == 'database':
         services.require('postgresql')
@@ -221,7 +218,8 @@ def test_permanent_startup_errors_are_one_line_and_not_retried(
     took = time.monotonic() - started
     assert result.returncode == 2, result.stderr
     # one retry would take startup_retry_interval
-    assert took < 3, 'took %.1f s: retried' % took
+    assert took < 10, 'took %.1f s: retried' % took
+    assert 'retry' not in server.log_text()
     [line] = result.stderr.splitlines()
     assert words in line and 'permanent error, not retried' in line
     assert 'Background on this error' not in line

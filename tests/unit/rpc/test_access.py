@@ -57,6 +57,8 @@ def test_the_allow_list_is_the_methods_behind_a_policy_rule():
 def test_every_rpc_method_is_behind_its_rule(manager, method):
     with pytest.raises(exception.Forbidden, match='scheduler:' + method):
         edge.send(manager, method, cast=False, ctxt=NOBODY)
+    assert manager.recorder.totals()['rpc_errors'] == {
+        (method, 'Forbidden'): 1}
 
 
 @pytest.mark.parametrize('name', NOT_RPC)
@@ -66,6 +68,10 @@ def test_an_attribute_is_not_a_method(manager, conf, name, caplog):
     assert 'no such method' in str(info.value)
     assert 'select_destinations, sync_instance_info' in str(info.value)
     assert 'Traceback' not in caplog.text
+    # counted in the worker's metrics, by method and exception
+    # (one label for every unknown name: no label per name sent)
+    assert manager.recorder.totals()['rpc_errors'] == {
+        ('(unknown)', 'InvalidField'): 1}
     # nothing was replaced or stopped: the worker serves on
     assert manager.conf is conf
     assert edge.send(manager, 'get_service_versions', cast=False) == []
