@@ -61,12 +61,20 @@ feed_opts = [
 ]
 
 
+def _adapter_opts():
+    """keystoneauth1's adapter options, with Placement's service type."""
+    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
+    for opt in opts:
+        if opt.dest == 'service_type':
+            opt.default = SERVICE_TYPE
+    return opts
+
+
 def register_opts(conf):
     conf.register_opts(feed_opts, group=GROUP)
     ks_loading.register_session_conf_options(conf, GROUP)
     ks_loading.register_auth_conf_options(conf, GROUP)
-    ks_loading.register_adapter_conf_options(conf, GROUP)
-    conf.set_default('service_type', SERVICE_TYPE, group=GROUP)
+    conf.register_opts(_adapter_opts(), group=GROUP)
 
 
 def list_opts():
@@ -74,4 +82,4 @@ def list_opts():
             + ks_loading.get_session_conf_options()
             + ks_loading.get_auth_common_conf_options()
             + ks_loading.get_auth_plugin_conf_options('admin_token')
-            + ks_loading.get_adapter_conf_options(include_deprecated=False)}
+            + _adapter_opts()}

@@ -25,11 +25,12 @@ and returns a ``Cycle`` with what it cost and did:
    UUID), and those left without members with ``delete_aggregate``.
 
 A provider Placement deletes between the listing and its reads is
-skipped until the next listing; any other error of a read ends the cycle
-(the caller logs it and tries again next cycle) with what was read so far
-kept. A report the client refuses (a name the scheduler cannot take) is
-logged and skipped. The feed holds every provider's last read in memory:
-about 2 KB per provider.
+skipped until the next listing; any other error of a read, or a cast
+that fails, ends the cycle (the caller logs it and tries again next
+cycle) with what was read so far kept, and the trees and aggregates not
+yet sent still due. A report the client refuses (a name the scheduler
+cannot take) is logged and skipped. The feed holds every provider's last
+read in memory.
 """
 
 import dataclasses
@@ -73,6 +74,7 @@ class PlacementFeed:
         self._sent = {}        # root uuid -> (name, stats, sent at)
         self._members = {}     # aggregate uuid -> frozenset of host names
         self._skipped = set()  # names already logged as not accepted
+        self._aggregates_due = False
 
     def run_cycle(self):
         started, requests = self.clock(), self.reader.requests
@@ -84,7 +86,8 @@ class PlacementFeed:
         cycle.reported = self._report_dirty()
         cycle.reported += self._report_gone()
         cycle.resent = self._resend()
-        if self.push_aggregates and (cycle.read or cycle.reported):
+        self._aggregates_due |= bool(cycle.read or cycle.reported)
+        if self.push_aggregates and self._aggregates_due:
             cycle.aggregates = self._push_aggregates()
         cycle.requests = self.reader.requests - requests
         cycle.seconds = self.clock() - started
@@ -118,7 +121,8 @@ class PlacementFeed:
     def _trees(self, roots):
         """root uuid -> members (root first), for ``roots`` whose every
         listed member has been read."""
-        trees = {root: [] for root in roots if root in self._listed}
+        trees = {root: [] for root in roots if getattr(
+            self._listed.get(root), 'root_uuid', None) == root}
         for listed in self._listed.values():
             if listed.root_uuid in trees:
                 trees[listed.root_uuid].append(listed.uuid)
@@ -132,13 +136,13 @@ class PlacementFeed:
     def _report_dirty(self):
         count = 0
         for root, members in self._trees(self._dirty).items():
-            self._dirty.discard(root)
             skipped = set()
             stats = tree.report(members, skipped)
             self._log_skipped(members[0].listed.name, skipped)
             last = self._sent.get(root)
             if last is None or last[1] != stats:
                 count += self._send(root, members[0].listed.name, stats)
+            self._dirty.discard(root)   # only once sent: see _send
         return count
 
     def _report_gone(self):
@@ -160,7 +164,9 @@ class PlacementFeed:
         return count
 
     def _send(self, root, name, stats):
-        """Cast one report; remember it under ``root`` unless None."""
+        """Cast one report; remember it under ``root`` unless None. A
+        refused report is skipped; a cast that fails raises (the tree
+        stays dirty, the cycle ends)."""
         try:
             self.client.update_resource_stats(self.ctxt, name, stats)
         except exception.InvalidField as exc:
@@ -189,6 +195,7 @@ class PlacementFeed:
             self.client.delete_aggregate(self.ctxt, agg)
         self._members = {agg: frozenset(hosts)
                          for agg, hosts in members.items()}
+        self._aggregates_due = False
         return len(changed) + len(gone)
 
     def _log_skipped(self, name, skipped):

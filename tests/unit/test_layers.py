@@ -67,7 +67,10 @@ NEVER_IMPORTS = {
     # what other services import: nothing of the server
     'client': _SERVER + ('bench', 'numpy', 'sqlalchemy', 'oslo_db',
                          'alembic'),
-    'service': ('cmd', 'client', 'bench'),
+    'service': ('cmd', 'client', 'bench', 'placement_feed'),
+    # reads Placement, pushes through the client as a tracker would
+    'placement_feed': _SERVER + ('rpc', 'bench', 'numpy', 'sqlalchemy',
+                                 'oslo_db', 'alembic', 'oslo_messaging'),
     'cmd': ('bench',),
     # the bench measures the package from outside, never the reverse
     'exception': ('model', 'objects', 'conf', 'rpc', 'client', 'bench')

@@ -2,6 +2,8 @@
 cycle, four reads per provider whose generation moved, one report per
 changed tree, resends from memory, aggregates by membership."""
 
+from unittest import mock
+
 import pytest
 
 from scheduler.placement_feed import feed as feed_mod
@@ -176,3 +178,32 @@ def test_aggregates_not_pushed_when_disabled(placement, client):
                                   ctxt=None, push_aggregates=False)
     feed.run_cycle()
     assert client.aggregates == []
+
+
+def test_root_that_becomes_a_child_is_folded_into_its_new_tree(
+        placement, client, feed):
+    first, second = _cloud(placement, 2)
+    feed.run_cycle()
+    placement.change(second, parent=first, root=first)
+    cycle = feed.run_cycle()
+    assert (cycle.read, cycle.reported) == (1, 2)
+    reports = dict(client.reports[-2:])
+    assert reports['compute-001']['disabled'] is True
+    assert reports['compute-000']['vcpus'] == 32
+
+
+def test_failed_cast_is_retried_next_cycle(placement, client, feed):
+    uuids = _cloud(placement, 2)
+    feed.run_cycle()
+    placement.change(uuids[0], usages={'VCPU': 2},
+                     aggregates=['agg-new'])
+    sent = client.update_resource_stats
+    client.update_resource_stats = mock.Mock(
+        side_effect=ConnectionError('broker away'))
+    with pytest.raises(ConnectionError):
+        feed.run_cycle()
+    client.update_resource_stats = sent
+    cycle = feed.run_cycle()
+    assert (cycle.requests, cycle.read, cycle.reported) == (1, 0, 1)
+    assert client.reports[-1][1]['used'] == {'VCPU': 2}
+    assert cycle.aggregates == 2      # agg-new, and agg-0 without it
