@@ -101,8 +101,7 @@ class SchedulerManager:
             self.db, host, uuids,
             self.conf.scheduler.unconfirmed_claim_grace_period)
         db_instances.prune_host(self.db, host, uuids,
-                                validation.order_stamp(ctxt,
-                                                       self.conf.limits))
+                                validation.order_stamp(ctxt))
         if released:
             LOG.info('Released %d stale allocation rows on %s', released,
                      host)
@@ -112,27 +111,27 @@ class SchedulerManager:
         db_aggregates.save_aggregates(
             self.db, arguments.object_list(aggregates, objects.Aggregate,
                                            'aggregates'),
-            validation.order_stamp(ctxt, self.conf.limits))
+            validation.order_stamp(ctxt))
 
     @policy.authorize('delete_aggregate')
     def delete_aggregate(self, ctxt, aggregate=None):
         uuid = (aggregate.uuid if isinstance(aggregate, objects.Aggregate)
                 else aggregate)
         db_aggregates.delete_aggregate(
-            self.db, uuid, validation.order_stamp(ctxt, self.conf.limits))
+            self.db, uuid, validation.order_stamp(ctxt))
 
     @policy.authorize('update_instance_info')
     def update_instance_info(self, ctxt, host=None, instance_info=None):
         db_instances.save_instances(
             self.db, host, arguments.object_list(
                 instance_info, objects.InstanceInfo, 'instance_info'),
-            validation.order_stamp(ctxt, self.conf.limits))
+            validation.order_stamp(ctxt))
 
     @policy.authorize('delete_instance_info')
     def delete_instance_info(self, ctxt, host=None, instance_uuid=None):
         db_instances.delete_instance(
             self.db, host, instance_uuid,
-            validation.order_stamp(ctxt, self.conf.limits))
+            validation.order_stamp(ctxt))
 
     @policy.authorize('get_service_versions')
     def get_service_versions(self, ctxt):

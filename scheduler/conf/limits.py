@@ -56,8 +56,9 @@ limits_opts = [
                help='Seconds a timestamp in a message (a tracker\'s '
                     'updated_at, a caller\'s send time) may lie in the '
                     'future of this worker\'s clock (default 300). A '
-                    'report stamped further ahead is refused; a send time '
-                    'ahead by less is kept, by more it is clamped to now.'),
+                    'report stamped further ahead is refused; any send or '
+                    'report time ahead of this worker\'s clock is ordered '
+                    'as this worker\'s now (doc/source/ordering.rst).'),
 ]
 
 

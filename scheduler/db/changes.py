@@ -26,6 +26,10 @@ hold only for the stamp and the COMMIT; two concurrent writers draw the
 same one with probability 1/64. Provider rows are locked before the stripe
 (``Change.lock_providers``, below), so the lock order is always providers
 -> inventories -> stripe and the stripe can't close a deadlock cycle.
+Instance and aggregate rows, which ordered casts change, are locked
+before any provider, by ``scheduler.db.send_order.lock`` (by primary key,
+sorted): the whole order is instances/aggregates -> providers ->
+inventories -> stripe.
 
 Locking a provider: one way, one token
 --------------------------------------

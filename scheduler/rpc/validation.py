@@ -442,14 +442,9 @@ class EdgeCheck:
                 format_checker=_FORMATS))
 
 
-def order_stamp(ctxt, limits, now=None):
-    """When the caller sent this message (its clock, microseconds), for
-    ordering casts; a stamp from further ahead than ``max_clock_skew`` is
-    clamped to now, a message without one (an old client) gets now."""
-    now = now or timeutils.utcnow()
-    stamp = getattr(ctxt, 'sent_at', None)
-    if stamp is None:
-        return now
-    if (stamp - now).total_seconds() > limits.max_clock_skew:
-        return now
-    return stamp
+def order_stamp(ctxt):
+    """When the caller sent this message (its clock), for ordering casts;
+    None from an old client that sends none. The database layer orders
+    a missing stamp, or one ahead of the worker's clock, as the worker's
+    now (``scheduler.db.send_order.clamp``: doc/source/ordering.rst)."""
+    return getattr(ctxt, 'sent_at', None)

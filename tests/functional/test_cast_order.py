@@ -36,9 +36,9 @@ from tests.functional import databases
 from tests.functional import db_state
 from tests.functional import workload
 
-#: update/delete pairs per kind: 200 in CI (about 4 s per backend and
-#: kind); the issue's target, 1,000, with SCHEDULER_CAST_ORDER_PAIRS=1000
-#: (15 s on SQLite and PostgreSQL, 27 s on MariaDB, here)
+#: update/delete pairs per kind: 200 in CI (about 5 s per backend for
+#: both kinds); the issue's target, 1,000, with SCHEDULER_CAST_ORDER_PAIRS=1000
+#: (15-21 s on SQLite and PostgreSQL, 27-29 s on MariaDB, here)
 PAIRS = int(os.environ.get('SCHEDULER_CAST_ORDER_PAIRS', 200))
 CLIENTS = 4
 HOST = 'order-host'

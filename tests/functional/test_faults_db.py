@@ -57,6 +57,12 @@ def test_database_restart_under_load(rabbitmq, private_database, tmp_path,
         # the log says what happened, one line each, no tracebacks
         assert 'Traceback' not in server.log_text(), server.errors_in_log(
             limit=10)
+        # one line when the outage starts and one when it ends, per
+        # worker and topic, whatever the number of requests meanwhile
+        for line in ('Database unreachable', 'Database reachable again'):
+            assert 1 <= server.count_in_log(line) <= 2 * 2, line
+        assert len(server.errors_in_log(limit=100)) <= 2 * 2, \
+            server.errors_in_log(limit=10)
         server.assert_alive()
     finally:
         server.close()

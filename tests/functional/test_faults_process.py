@@ -22,6 +22,7 @@ import pytest
 
 from scheduler.client import rpcapi
 from tests.functional import db_state
+from tests.functional import rabbit_node
 from tests.functional import services
 from tests.functional import fault_load
 from tests.functional import server as server_mod
@@ -225,3 +226,30 @@ def test_permanent_startup_errors_are_one_line_and_not_retried(
     assert 'Background on this error' not in line
     for text in (line, server.log_text()):
         assert 'p%40ss' not in text and 'p@ss' not in text
+
+
+def test_a_percent_encoded_password_is_served(rabbitmq, tmp_path):
+    """Issue 24.9: the workers read the password as the start-up check
+    does (they died with "Port could not be cast"), and no piece of it
+    reaches the log."""
+    why = rabbit_node.available()
+    if why:
+        pytest.skip(why)
+    with rabbit_node.running(tmp_path / 'rabbit') as node:
+        node.ctl('add_user', 'sched', 'p@ss:w/rd#1')
+        node.ctl('set_permissions', 'sched', '.*', '.*', '.*')
+        server = server_mod.SchedulerServer(
+            tmp_path / 'scheduler', 'sqlite:///%s' % (
+                tmp_path / 'scheduler.sqlite'),
+            options={'DEFAULT': {'transport_url': node.transport_url(
+                'sched', ENCODED_PASSWORD)}})
+        try:
+            server.db_sync()
+            server.start().wait_ready()
+            assert server.client().get_service_versions(
+                workload.context())
+        finally:
+            server.close()
+        for text in (server.log_text(), server.out_path.read_text()):
+            assert 'p%40ss' not in text and 'p@ss' not in text
+            assert 'Port could not be cast' not in text

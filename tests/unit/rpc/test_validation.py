@@ -8,6 +8,7 @@ import pytest
 from oslo_utils import timeutils
 
 from scheduler import exception
+from scheduler.db import send_order
 from scheduler.rpc import validation
 
 LIMITS = types.SimpleNamespace(
@@ -63,11 +64,15 @@ def test_whole_values_pass():
         'arg', LIMITS)
 
 
-def test_send_times_from_far_ahead_are_clamped_to_now():
+def test_send_times_ahead_are_ordered_as_the_workers_now():
     now = timeutils.utcnow()
     ahead = types.SimpleNamespace(
-        sent_at=now + datetime.timedelta(days=365))
-    near = types.SimpleNamespace(sent_at=now + datetime.timedelta(seconds=1))
-    assert validation.order_stamp(ahead, LIMITS, now) == now
-    assert validation.order_stamp(near, LIMITS, now) == near.sent_at
-    assert validation.order_stamp(object(), LIMITS, now) == now
+        sent_at=now + datetime.timedelta(seconds=290))
+    past = types.SimpleNamespace(sent_at=now - datetime.timedelta(seconds=1))
+    # the edge passes the caller's stamp on; the database layer clamps it
+    assert validation.order_stamp(ahead) == ahead.sent_at
+    assert validation.order_stamp(object()) is None
+    assert send_order.clamp(validation.order_stamp(ahead), now) == now
+    assert send_order.clamp(validation.order_stamp(past), now) == \
+        past.sent_at
+    assert send_order.clamp(validation.order_stamp(object()), now) == now
