@@ -65,11 +65,14 @@ class OutageLog:
         self.task = task
         self.failing = False
 
-    def failed(self, exc, retry_every):
+    def failed(self, exc, retry_every=None):
+        """``retry_every``: seconds between the task's tries, None when
+        something else (the broker's redelivery) tries again."""
         if not self.failing:
-            self.logger.warning('%s failed, database unreachable; retrying '
-                                'every %gs: %s', self.task, retry_every,
-                                summary(exc))
+            retry = ('retrying every %gs' % retry_every
+                     if retry_every is not None else 'retried as they come')
+            self.logger.warning('%s failed, database unreachable; %s: %s',
+                                self.task, retry, summary(exc))
         self.failing = True
 
     def worked(self):

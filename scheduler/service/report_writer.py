@@ -28,6 +28,7 @@ import time
 
 from oslo_log import log as logging
 
+from scheduler.db import outages
 from scheduler.db import providers as db_providers
 from scheduler import exception
 
@@ -64,6 +65,8 @@ class ReportWriter:
         self.ratio_defaults = ratio_defaults
         self.fresh_for = fresh_for
         self.recorder = recorder
+        # one line when the database goes away, one when it is back
+        self._outage = outages.OutageLog(LOG, 'Storing tracker reports')
         self.written = 0
         self._pending = {}      # (host, node) -> (report, [tickets])
         self._times = {}        # (host, node) -> the report's time
@@ -146,8 +149,13 @@ class ReportWriter:
             self.written += len(batch)
             if self.recorder is not None:
                 self.recorder.reports(written, unchanged)
+            self._outage.worked()
             return []
-        except Exception:
+        except Exception as exc:
+            if outages.is_outage(exc):
+                # every report would fail alike: the broker redelivers
+                self._outage.failed(exc)
+                return batch
             if len(batch) == 1:
                 LOG.exception('Could not store the report of %s/%s',
                               batch[0].host, batch[0].nodename)

@@ -20,6 +20,7 @@ import uuid
 import oslo_messaging
 import pytest
 
+from scheduler import exception
 from scheduler.client import rpcapi
 from tests.functional import db_state
 from tests.functional import rabbit_node
@@ -246,8 +247,11 @@ def test_a_percent_encoded_password_is_served(rabbitmq, tmp_path):
         try:
             server.db_sync()
             server.start().wait_ready()
-            assert server.client().get_service_versions(
-                workload.context())
+            # an answer, through the broker: no host has reported yet
+            spec = workload.object_spec(fault_load.TINY)
+            with pytest.raises(exception.NoValidHost):
+                server.client().select_destinations(workload.context(),
+                                                    spec)
         finally:
             server.close()
         for text in (server.log_text(), server.out_path.read_text()):

@@ -1,10 +1,12 @@
 """ReportWriter: tracker reports combined into batches."""
 
 import datetime
+import logging
 import threading
 import time
 
 import pytest
+from oslo_db import exception as db_exc
 
 from scheduler import exception
 from scheduler import objects
@@ -104,6 +106,35 @@ def test_a_report_that_fails_to_store_does_not_lose_the_others(
     # the caller of the bad one hears of it: its cast is not acknowledged
     assert outcome['good-1'] is None and outcome['good-2'] is None
     assert 'bad/bad was not stored' in str(outcome['bad'])
+    writer.stop()
+
+
+def test_a_database_outage_is_one_line_not_one_per_report(
+        db, monkeypatch, caplog):
+    real = db_providers.absorb_reports
+    away = [True]
+
+    def unreachable(database, nodes, ratios, **kwargs):
+        if away[0]:
+            raise db_exc.DBConnectionError('connection refused')
+        return real(database, nodes, ratios, **kwargs)
+
+    monkeypatch.setattr(report_writer.db_providers, 'absorb_reports',
+                        unreachable)
+    caplog.set_level(logging.INFO)
+    writer = report_writer.ReportWriter(db, RATIOS)
+    outcome = _while_busy(writer, [_report('h%d' % i, 4) for i in range(5)])
+    outcome.update(_while_busy(writer, [_report('h9', 4)]))
+    assert all(isinstance(e, exception.ReportNotStored)
+               for e in outcome.values())
+    away[0] = False
+    writer.submit(_report('h0', 4), timeout=10)
+    lines = [r.getMessage() for r in caplog.records
+             if r.name == report_writer.LOG.logger.name]
+    assert len(lines) == 2, lines
+    assert 'database unreachable' in lines[0]
+    assert 'works again' in lines[1]
+    assert 'Traceback' not in caplog.text
     writer.stop()
 
 
