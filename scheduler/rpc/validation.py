@@ -47,7 +47,6 @@ import re
 
 import jsonschema
 from oslo_log import log as logging
-from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields as ovo_fields
 
