@@ -162,7 +162,7 @@ def bare(options):
     return out
 
 
-def _database_meter(kind, dep, stack):
+def _database_meter(kind, dep, engines):
     """The database's meter (None on SQLite: it runs in the workers)."""
     if kind == 'mariadb':
         return cost_cpu.Meter(cost_cpu.processes_named(
@@ -170,7 +170,7 @@ def _database_meter(kind, dep, stack):
     if kind != 'postgresql':
         return None
     admin = sa.create_engine(cluster.ADMIN_URLS['postgresql'])
-    stack.append(admin)
+    engines.append(admin)
     name = sa.engine.make_url(dep.values['database']['connection']).database
     return cost_cpu.Meter(cost_cpu.postgres_backends(admin, name))
 

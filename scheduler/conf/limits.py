@@ -38,10 +38,14 @@ limits_opts = [
                     'one message may hold in total (default 1000000). '
                     'Bounds the memory and time one message can cost.'),
     cfg.IntOpt('max_message_bytes',
-               default=64 * 1024 * 1024, min=1024,
+               default=32 * 1024 * 1024, min=1024,
                help='Largest size of a message body after decompression, '
-                    'in bytes (default 64 MiB). Workers inflate a '
-                    'compressed body at most this far, then refuse it. '
+                    'in bytes (default 32 MiB: the largest message the '
+                    'other limits allow in practice, an aggregate of '
+                    'max_list_length hosts with 255-character names, '
+                    'is about 27 MiB). Workers refuse a larger body '
+                    'before decoding it, and inflate a compressed body '
+                    'at most this far, then refuse it. '
                     'Clients (SchedulerClient) refuse to send a message '
                     'whose arguments, as encoded on the wire, are larger, '
                     'with MessageTooLarge (an InvalidField naming the '

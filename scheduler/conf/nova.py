@@ -3,7 +3,10 @@
 With ``enabled``, every worker that serves decisions also listens on
 Nova's exchange and topic (``scheduler.rpc.nova_endpoint``), so that an
 unmodified Nova 34 conductor, API and computes talk to this scheduler as
-they talk to nova-scheduler. See doc/source/nova.rst.
+they talk to nova-scheduler. With ``placement_write_back`` the
+allocation of each instance is also written to Placement
+(``scheduler.rpc.nova_placement``), reached with the keystoneauth1
+options of ``[placement_feed]``. See doc/source/nova-rpc-differences.rst.
 """
 
 from oslo_config import cfg
@@ -53,6 +56,21 @@ nova_opts = [
                      'refuse; a broker user allowed on Nova\'s exchange is '
                      'a Nova service. Set it to an empty list to write '
                      'rules on Nova\'s own roles instead.'),
+    cfg.BoolOpt('placement_write_back',
+                default=True,
+                help='With enabled, write the allocation of each instance '
+                     'nova named to Placement (PUT /allocations/<instance> '
+                     'with consumer generations, as nova-scheduler does) '
+                     'before select_destinations answers; if Placement '
+                     'refuses it (409), release the claims and plan again, '
+                     'twice at most, then answer NoValidHost. Placement is '
+                     'reached with the keystoneauth1 options of '
+                     '[placement_feed] (auth_type, endpoint_override ...), '
+                     'whose user then needs Placement\'s allocation rules. '
+                     'Set it to false only when nothing in the deployment '
+                     'reads allocations from Placement (no quota counting, '
+                     'no moves). Related options: [placement_feed] '
+                     'auth_type.'),
 ]
 
 

@@ -1,12 +1,21 @@
 """What a worker does with a message body before oslo.messaging decodes it.
 
-``install(max_bytes)`` (once per worker process) makes every compressed
-body kombu may receive inflate at most ``max_bytes`` (``[limits]
-max_message_bytes``): the decoders of kombu's registry are replaced by
-bounded ones, and formats that cannot be bounded are refused. A message
-that fails to decode (too large, not UTF-8, not JSON) is dropped by
-oslo.messaging; the filter installed here turns its log record into one
-warning line instead of a traceback.
+``install(max_bytes)`` (once per worker process) bounds what one message
+body may cost by ``max_bytes`` (``[limits] max_message_bytes``), through
+kombu's registries, which every message oslo.messaging reads goes
+through:
+
+* a JSON body larger than ``max_bytes`` is refused before it is decoded
+  (decoding costs several times its size: the text, the envelope's inner
+  string, then the Python objects); what it cost is the body itself as
+  the broker client received it, freed once dropped;
+* every compressed body inflates at most ``max_bytes``: the decoders of
+  kombu's compression registry are replaced by bounded ones, and formats
+  that cannot be bounded are refused.
+
+A message that fails to decode (too large, not UTF-8, not JSON) is
+dropped by oslo.messaging; the filter installed here turns its log record
+into one warning line instead of a traceback.
 """
 
 import bz2
@@ -14,6 +23,8 @@ import lzma
 import zlib
 
 from kombu import compression
+from kombu import serialization
+from kombu.utils import json as kombu_json
 
 from scheduler.rpc import log_filters
 
@@ -38,6 +49,16 @@ def _bounded(new_decompressor, max_bytes):
     return decode
 
 
+def _bounded_json(max_bytes):
+    def decode(body):
+        if len(body) > max_bytes:
+            raise MessageTooLarge(
+                'a body of %d bytes is larger than [limits] '
+                'max_message_bytes (%d)' % (len(body), max_bytes))
+        return kombu_json.loads(body)
+    return decode
+
+
 def _refuse(content_type):
     def decode(body):
         raise MessageTooLarge('%s bodies are not accepted (they cannot be '
@@ -46,7 +67,11 @@ def _refuse(content_type):
 
 
 def install(max_bytes):
-    """Bound decompression in this process (idempotent)."""
+    """Bound decoding in this process (idempotent)."""
+    # kombu's own registration of JSON, with the size checked first
+    serialization.register('json', kombu_json.dumps, _bounded_json(
+        max_bytes), content_type='application/json',
+        content_encoding='utf-8')
     compression.register(zlib.compress, _bounded(
         lambda: zlib.decompressobj(), max_bytes), 'application/x-gzip',
         aliases=['gzip', 'zlib'])

@@ -17,6 +17,11 @@ writes the answer nova's client expects. Every method is behind the
 scheduler's policy rule of that name (``scheduler:select_destinations``
 ...), checked on nova's caller with ``[nova] granted_roles`` added.
 
+With ``[nova] placement_write_back`` (the default), ``select_destinations``
+also writes each instance's allocation to Placement before it answers,
+and plans again if Placement refuses (``scheduler.rpc.nova_placement``);
+the scheduler's own API never writes to Placement.
+
 ``NovaDispatcher`` is the worker's dispatcher (call-monitor heartbeats
 from one thread, database errors as answers, refusals logged once) with
 nova's messages read before the endpoint runs: their raw arguments
@@ -31,9 +36,12 @@ from oslo_messaging.rpc import server as rpc_server
 from oslo_utils import uuidutils
 
 from scheduler import conf as sched_conf
+from scheduler.db import claims
 from scheduler import exception
+from scheduler.placement_feed import reader as placement_reader
 from scheduler.rpc import arguments
 from scheduler.rpc import dispatcher
+from scheduler.rpc import nova_placement
 from scheduler.rpc import nova_wire
 from scheduler.rpc import policy
 from scheduler.rpc import validation
@@ -51,11 +59,15 @@ class NovaEndpoint:
 
     target = oslo_messaging.Target(version=NOVA_RPC_VERSION)
 
-    def __init__(self, conf, manager, edge):
+    def __init__(self, conf, manager, edge, placement=None):
+        """``placement``: an ``nova_placement.AllocationWriter`` to
+        write the claims back to Placement, or None."""
         self.conf = conf
         self.manager = manager
         self.edge = edge
         self.cell_uuid = conf.nova.cell_uuid
+        self.write_back = None if placement is None else \
+            nova_placement.WriteBack(placement, self._release)
 
     def _delegate(self, method, ctxt, **args):
         """The manager's ``method``, after the edge check of its
@@ -77,21 +89,42 @@ class NovaEndpoint:
                                       filter_properties)
         uuids = nova_wire.consumers(spec, instance_uuids,
                                     uuidutils.generate_uuid)
-        try:
-            selections = self._delegate(
-                'select_destinations', ctxt, spec_obj=spec,
-                instance_uuids=uuids,
+
+        def plan(spec):
+            return self._plan(ctxt, spec, uuids, bool(
                 # as nova: alternates only to a caller that reads objects
-                return_alternates=bool(return_objects and
-                                       return_alternates))
+                return_objects and return_alternates))
+
+        if self.write_back is None:
+            selections = plan(spec)
+        else:
+            try:
+                selections = self.write_back.select(
+                    plan, spec, uuids,
+                    nova_wire.named_consumers(spec, instance_uuids), ctxt)
+            except nova_placement.PlacementRefused as exc:
+                raise nova_wire.NoValidHost(str(exc)) from None
+        return nova_wire.answer(selections, return_objects, self.cell_uuid,
+                                self._zone_of)
+
+    def _plan(self, ctxt, spec, uuids, return_alternates):
+        """The manager's selections (claimed), NoValidHost in nova's
+        name."""
+        try:
+            return self._delegate(
+                'select_destinations', ctxt, spec_obj=spec,
+                instance_uuids=uuids, return_alternates=return_alternates)
         except rpc_dispatcher.ExpectedException as wrapped:
             # the manager's answer; NoValidHost in nova's name
             error = wrapped.exc_info[1]
             if not isinstance(error, exception.NoValidHost):
                 raise
             raise nova_wire.NoValidHost(error.reason) from None
-        return nova_wire.answer(selections, return_objects, self.cell_uuid,
-                                self._zone_of)
+
+    def _release(self, consumer):
+        """Give back the scheduler's claims of ``consumer`` (a plan
+        Placement refused)."""
+        claims.delete_allocations(self.manager.db, consumer)
 
     def _zone_of(self, selection):
         """The availability zone of the selection's host, as the
@@ -161,6 +194,20 @@ def check_options(conf):
             reason='[nova] topic %r is [scheduler] topic on the same '
             'exchange %r: the two APIs need two queues' %
             (conf.nova.topic, conf.nova.exchange))
+    if conf.nova.placement_write_back and not conf.placement_feed.auth_type:
+        raise exception.ConfigInvalid(
+            reason='[nova] placement_write_back needs Placement\'s '
+            'keystoneauth1 options in [placement_feed] (auth_type ...), '
+            'or set it to false')
+
+
+def placement_writer(conf):
+    """The writer of the claims to Placement, None without write-back
+    (``[nova] placement_write_back``)."""
+    if not conf.nova.placement_write_back:
+        return None
+    return nova_placement.AllocationWriter(
+        placement_reader.adapter_from_conf(conf))
 
 
 def servers(conf, transport, manager):
@@ -169,10 +216,12 @@ def servers(conf, transport, manager):
     sched_conf.nova.register_opts(conf)
     if not conf.nova.enabled:
         return []
+    sched_conf.placement_feed.register_opts(conf)
     check_options(conf)
     sched_conf.limits.register_opts(conf)
     endpoint = NovaEndpoint(conf, manager,
-                            validation.EdgeCheck(conf.limits))
+                            validation.EdgeCheck(conf.limits),
+                            placement_writer(conf))
     target = oslo_messaging.Target(exchange=conf.nova.exchange,
                                    topic=conf.nova.topic, server=conf.host)
     worker_dispatcher = NovaDispatcher(

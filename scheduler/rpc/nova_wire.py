@@ -104,13 +104,20 @@ def request_spec(spec_obj=None, request_spec=None, filter_properties=None):
                                                filter_properties)
 
 
-def consumers(spec, instance_uuids, new_uuid):
-    """The consumer of each instance: ``instance_uuids`` (4.4+), else
-    those nova named completed with ``new_uuid()`` to ``num_instances``
-    (module docstring)."""
+def named_consumers(spec, instance_uuids):
+    """The instances nova named: ``instance_uuids`` (4.4+), else those
+    of the request spec (the first only, before 4.4)."""
     if instance_uuids:
         return list(instance_uuids)
-    named = list(spec.get('instance_uuids') or [])[:spec.num_instances]
+    return list(spec.get('instance_uuids') or [])[:spec.num_instances]
+
+
+def consumers(spec, instance_uuids, new_uuid):
+    """The consumer of each instance: those nova named, completed with
+    ``new_uuid()`` to ``num_instances`` (module docstring)."""
+    named = named_consumers(spec, instance_uuids)
+    if instance_uuids:
+        return named
     return named + [new_uuid()
                     for _ in range(spec.num_instances - len(named))]
 

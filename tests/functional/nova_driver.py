@@ -10,7 +10,12 @@ so the message on the bus is the one nova sends at that pin.
 
 Usage::
 
-    nova_driver.py TRANSPORT_URL EXCHANGE CASES_JSON
+    nova_driver.py TRANSPORT_URL EXCHANGE CASES_JSON [PLACEMENT_URL]
+
+With ``PLACEMENT_URL`` (a Placement with ``noauth2``), nova.conf also
+has a ``[placement]`` section, for the cases that run nova's own
+Placement report client (``SchedulerReportClient``) as nova-compute
+does when it deletes an instance.
 
 ``CASES_JSON`` is a list of cases; each prints one JSON line::
 
@@ -21,6 +26,14 @@ Usage::
     {"name": "agg", "pin": "4.5", "call": "update_aggregates",
      "aggregate": {"uuid": ..., "name": ..., "hosts": [...],
                    "metadata": {...}}}
+    {"name": "del", "pin": "4.5", "call": "delete_allocation",
+     "of": "boot"}
+    {"name": "sync", "pin": "4.5", "call": "sync_instance_info",
+     "host": "h", "instances_of": ["boot"]}
+    {"name": "wait", "pin": "4.5", "call": "pause", "until": PATH}
+
+``of`` and ``instances_of`` name earlier cases: their instances.
+``pause`` waits (60 s at most) until the test creates ``PATH``.
 
 Each line also has ``sent``: the kind, version, fanout and argument
 names of the message nova's client put on the bus. An answer is
@@ -32,6 +45,7 @@ names of the message nova's client put on the bus. An answer is
 """
 
 import json
+import os
 import sys
 import tempfile
 import time
@@ -47,12 +61,14 @@ from nova.scheduler.client import query
 CONF = nova.conf.CONF
 
 
-def _configure(transport_url, exchange):
+def _configure(transport_url, exchange, placement_url=None):
     """nova's configuration as an operator writes it in nova.conf."""
     objects.register_all()
     with tempfile.NamedTemporaryFile('w', suffix='.conf') as nova_conf:
         nova_conf.write(NOVA_CONF % {'url': transport_url,
                                      'exchange': exchange})
+        if placement_url:
+            nova_conf.write(PLACEMENT_CONF % {'url': placement_url})
         nova_conf.flush()
         config.parse_args(['nova_driver', '--config-file', nova_conf.name],
                           configure_db=False)
@@ -64,6 +80,12 @@ control_exchange = %(exchange)s
 # a test must not wait nova's default 30 minutes for a lost answer
 rpc_response_timeout = 30
 long_rpc_timeout = 60
+"""
+PLACEMENT_CONF = """
+[placement]
+auth_type = admin_token
+endpoint = %(url)s
+token = admin
 """
 
 
@@ -167,6 +189,34 @@ def _cast(client, ctxt, case):
     return {'result': None}
 
 
+def _delete_allocation(ctxt, uuid_):
+    """What nova-compute does to Placement when it deletes an instance
+    (``ComputeManager._delete_allocation_for_instance``)."""
+    from nova.scheduler.client import report
+    report.report_client_singleton().delete_allocation_for_instance(
+        ctxt, uuid_)
+
+
+def _pause(path):
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise RuntimeError('the test never created %s' % path)
+        time.sleep(0.05)
+
+
+def _resolve(case, done):
+    """``of`` and ``instances_of``: the instances of earlier cases."""
+    case = dict(case)
+    if 'of' in case:
+        [case['instance_uuid']] = done[case['of']]['instance_uuids']
+    if 'instances_of' in case:
+        case['instance_uuids'] = [
+            u for name in case['instances_of']
+            for u in done[name]['instance_uuids']]
+    return case
+
+
 def _record_sent(client, out):
     """Note the version and argument names of each message nova's
     client sends (it is not changed: its prepared context is wrapped)."""
@@ -196,9 +246,16 @@ def run_case(case):
     ctxt = _context()
     out = {'name': case['name'], 'pin': case['pin']}
     _record_sent(client, out)
+    call = case.get('call', 'select_destinations')
     try:
-        if case.get('call', 'select_destinations') == 'select_destinations':
+        if call == 'select_destinations':
             out.update(_select(client, ctxt, case))
+        elif call == 'delete_allocation':
+            _delete_allocation(ctxt, case['instance_uuid'])
+            out.update(sent=None, result=None)
+        elif call == 'pause':
+            _pause(case['until'])
+            out.update(sent=None, result=None)
         else:
             out.update(_cast(client, ctxt, case))
     except exception.NovaException as exc:
@@ -212,9 +269,11 @@ def run_case(case):
 
 
 def main(argv):
-    _configure(argv[1], argv[2])
+    _configure(argv[1], argv[2], argv[4] if len(argv) > 4 else None)
+    done = {}
     for case in json.loads(argv[3]):
-        print(json.dumps(run_case(case), sort_keys=True, default=str),
+        done[case['name']] = run_case(_resolve(case, done))
+        print(json.dumps(done[case['name']], sort_keys=True, default=str),
               flush=True)
     return 0
 

@@ -8,26 +8,32 @@ arguments. The property: every call is answered with a result or an
 expected scheduler exception (never a RemoteError, TypeError or
 database error), and after all of it the worker is alive and its log
 holds no traceback. The terminal summary gives, per method, how many
-messages were sent and how each was answered.
+messages were sent and how each was answered. The generators are
+``tests.functional.fuzz_inputs``.
+
+``test_long_fuzz`` runs only with ``SCHEDULER_LONG_FUZZ=N`` (``tox -e
+fuzz``: N = 2000): N calls and N casts against two workers on
+PostgreSQL; it prints the answers by class, tracebacks, worker deaths,
+log bytes per message, the largest log line and the workers' RSS before
+and after, which may grow at most ``RSS_GROWTH_BOUND``.
 """
 
 import collections
-import copy
+import os
+import subprocess
 import time
-import uuid
 import zlib
 
 import kombu
-import oslo_messaging
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
-from hypothesis import strategies as st
 
 from scheduler import exception
 from scheduler import objects
 from tests.functional import db_state
+from tests.functional import fuzz_inputs
 from tests.functional import server as server_mod
 from tests.functional import workload
 
@@ -35,94 +41,13 @@ EXAMPLES = 120
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
 ANSWERS = collections.defaultdict(collections.Counter)
-
-scalars = (st.none() | st.booleans()
-           | st.integers(min_value=-2 ** 80, max_value=2 ** 80)
-           | st.floats(allow_nan=True, allow_infinity=True)
-           | st.text(max_size=12)
-           | st.sampled_from(['\ud800', '\x00', 'é' * 3, str(uuid.uuid4()),
-                              '9999-12-31T23:59:59', 'nan', '1.5']))
-values = st.recursive(
-    scalars, lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=12)
-
-U1 = '1a2b3c4d-0000-4000-8000-000000000001'
+SIGNATURES = fuzz_inputs.SIGNATURES
+U1 = fuzz_inputs.U1
 CTXT = workload.context()
-
-
-def _primitives():
-    spec = workload.object_spec({'vcpus': 1, 'memory_mb': 64, 'root_gb': 1})
-    return {
-        'spec_obj': spec.obj_to_primitive(),
-        'aggregates': [objects.Aggregate(
-            uuid=U1, name='a', hosts=['h1'],
-            metadata={'cpu_allocation_ratio': '2.0'}).obj_to_primitive()],
-        'aggregate': objects.Aggregate(uuid=U1).obj_to_primitive(),
-        'instance_info': [objects.InstanceInfo(
-            uuid=U1, project_id='p').obj_to_primitive()],
-    }
-
-
-def _paths(value, path=()):
-    """Every path into a primitive (object data, dict keys, list items)."""
-    yield path
-    if isinstance(value, dict):
-        data = value.get('scheduler_object.data', value)
-        key = ('scheduler_object.data',) if data is not value else ()
-        for name, child in data.items():
-            yield from _paths(child, path + key + (name,))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from _paths(child, path + (index,))
-
-
-def _replace(value, path, new):
-    if not path:
-        return new
-    value = copy.deepcopy(value)
-    target = value
-    for step in path[:-1]:
-        target = target[step]
-    target[path[-1]] = new
-    return value
-
-
-@st.composite
-def mutated(draw, base):
-    paths = list(_paths(base))
-    path = draw(st.sampled_from(paths))
-    return _replace(base, path, draw(values))
-
-
-SIGNATURES = {
-    'select_destinations': ('spec_obj', 'instance_uuids',
-                            'return_alternates'),
-    'update_resource_stats': ('name', 'stats'),
-    'delete_allocations': ('consumer_uuid',),
-    'sync_instance_info': ('host', 'instance_uuids'),
-    'update_aggregates': ('aggregates',),
-    'delete_aggregate': ('aggregate',),
-    'update_instance_info': ('host', 'instance_info'),
-    'delete_instance_info': ('host', 'instance_uuid'),
-    'build_failed': ('name',),
-}
-
-
-@st.composite
-def arguments(draw, method):
-    bases = _primitives()
-    args = {}
-    for name in SIGNATURES[method]:
-        if not draw(st.booleans()):
-            continue          # a missing argument
-        if name in bases and draw(st.booleans()):
-            args[name] = draw(mutated(bases[name]))
-        else:
-            args[name] = draw(values)
-    if draw(st.integers(0, 9)) == 0:
-        args[draw(st.text(min_size=1, max_size=6))] = draw(values)
-    return args
+# the long fuzz (tox -e fuzz): calls and casts, 0 (the default) skips it
+LONG_FUZZ = int(os.environ.get('SCHEDULER_LONG_FUZZ', '0'))
+# a worker's RSS may grow this much over the long fuzz
+RSS_GROWTH_BOUND = 30 * 1024 * 1024
 
 
 @pytest.fixture(scope='module')
@@ -141,29 +66,14 @@ def fuzz_server(tmp_path_factory):
     server.close()
 
 
-def _answer(raw, method, args):
-    try:
-        raw.call(CTXT, method, **args)
-        return 'answered'
-    except exception.SchedulerException as exc:
-        return type(exc).__name__.replace('_Remote', '')
-    except (TypeError, ValueError, OverflowError, RecursionError):
-        # the client itself could not encode it: nothing was sent
-        return 'not sendable'
-    except oslo_messaging.MessagingException as exc:
-        return 'FAULT %s' % type(exc).__name__
-    except Exception as exc:
-        return 'FAULT %s' % type(exc).__name__
-
-
 @pytest.mark.parametrize('method', sorted(SIGNATURES))
 def test_every_call_gets_a_clear_answer(fuzz_server, method, summary_line):
     server, raw = fuzz_server
 
     @SETTINGS
-    @given(arguments(method))
+    @given(fuzz_inputs.arguments(method))
     def check(args):
-        answer = _answer(raw, method, args)
+        answer = fuzz_inputs.answer(raw, CTXT, method, args)
         ANSWERS[method][answer] += 1
         assert not answer.startswith('FAULT'), (answer, args)
 
@@ -189,7 +99,7 @@ def test_limits_answer_with_the_field(fuzz_server, args, field):
     server, raw = fuzz_server
     with pytest.raises(exception.InvalidField) as info:
         raw.call(CTXT, 'select_destinations',
-                 spec_obj=_primitives()['spec_obj'], **args)
+                 spec_obj=fuzz_inputs.primitives()['spec_obj'], **args)
     assert info.value.kwargs['field'].startswith(field)
 
 
@@ -198,14 +108,13 @@ def test_casts_leave_no_traceback(fuzz_server, summary_line):
     sent = collections.Counter()
 
     @settings(SETTINGS, max_examples=3 * EXAMPLES)
-    @given(st.sampled_from(sorted(SIGNATURES)).flatmap(
-        lambda m: st.tuples(st.just(m), arguments(m))))
+    @given(fuzz_inputs.calls())
     def check(method_args):
         method, args = method_args
         try:
             raw.cast(CTXT, method, **args)
             sent[method] += 1
-        except (TypeError, ValueError, OverflowError, RecursionError):
+        except fuzz_inputs.NOT_SENDABLE:
             pass
 
     check()
@@ -304,3 +213,98 @@ def test_envelope_refusals_leave_the_worker_serving(fuzz_server):
     assert 'Traceback' not in server.log_text()
     assert not [p for p in db_state.read_state(server.engine).values()
                 if p.host.startswith('fuzz-h')]
+
+
+def _worker_rss(server):
+    """{pid: resident bytes} of the server's worker processes."""
+    pids = subprocess.run(['pgrep', '-P', str(server.process.pid)],
+                          capture_output=True, text=True).stdout.split()
+    rss = {}
+    for pid in pids:
+        with open('/proc/%s/status' % pid) as status:
+            for line in status:
+                if line.startswith('VmRSS:'):
+                    rss[int(pid)] = int(line.split()[1]) * 1024
+    return rss
+
+
+def _fuzz(raw, count, answers, cast):
+    """``count`` generated messages over every method; returns how many
+    were sent (the client refuses to encode some)."""
+    sent = collections.Counter()
+
+    @settings(SETTINGS, max_examples=count)
+    @given(fuzz_inputs.calls())
+    def check(method_args):
+        method, args = method_args
+        if not cast:
+            answers[fuzz_inputs.answer(raw, CTXT, method, args)] += 1
+            sent[method] += 1
+            return
+        try:
+            raw.cast(CTXT, method, **args)
+            sent[method] += 1
+        except fuzz_inputs.NOT_SENDABLE:
+            answers['not sendable'] += 1
+
+    check()
+    return sum(sent.values())
+
+
+def _queue_empty(topic):
+    with kombu.Connection('amqp://guest:guest@127.0.0.1:5672//') as conn:
+        return conn.channel().queue_declare(
+            queue=topic, passive=True).message_count == 0
+
+
+def _log_figures(server, start, sent):
+    with open(server.log_path, 'rb') as log:
+        log.seek(start)
+        lines = log.read().splitlines()
+    size = sum(len(line) + 1 for line in lines)
+    return ('log during the fuzz: %d bytes, %.0f bytes per message, '
+            'largest line %d bytes' % (
+                size, size / max(sent, 1),
+                max((len(line) for line in lines), default=0)))
+
+
+@pytest.mark.skipif(not LONG_FUZZ,
+                    reason='the long fuzz runs with tox -e fuzz')
+@pytest.mark.parametrize('backend', ['postgresql'])
+def test_long_fuzz(scheduler, summary_line):
+    """Issue 24 point 6: LONG_FUZZ calls and LONG_FUZZ casts over every
+    RPC method against two workers on PostgreSQL: every call answered
+    clearly, no traceback, no worker death, workers' memory flat."""
+    server = scheduler(workers=2)
+    workload.push_hosts(server, workload.host_reports(5))
+    raw = server.raw_client(server.client()).prepare(version='1.2',
+                                                     timeout=30)
+    _fuzz(raw, 100, collections.Counter(), cast=False)      # warm-up
+    time.sleep(2)
+    rss_before, log_start = _worker_rss(server), server.log_path.stat(
+        ).st_size
+    answers = collections.Counter()
+    calls = _fuzz(raw, LONG_FUZZ, answers, cast=False)
+    casts = _fuzz(raw, LONG_FUZZ, answers, cast=True)
+    db_state.wait_for(lambda: _queue_empty(server.topic), 300,
+                      'every cast taken')
+    time.sleep(3)
+    rss_after = _worker_rss(server)
+    deaths = server.count_in_log(' died ')
+    growth = {pid: rss_after.get(pid, 0) - rss
+              for pid, rss in rss_before.items()}
+    for line in (
+            'long fuzz: %d calls, %d casts sent' % (calls, casts),
+            'long fuzz: answers by class: %s' % dict(answers),
+            'long fuzz: tracebacks in the server log: %d; worker deaths: '
+            '%d' % (server.count_in_log('Traceback'), deaths),
+            'long fuzz: %s' % _log_figures(server, log_start, calls + casts),
+            'long fuzz: worker RSS MB before %s, after %s (bound +%d MB)' % (
+                [rss >> 20 for rss in rss_before.values()],
+                [rss_after.get(pid, 0) >> 20 for pid in rss_before],
+                RSS_GROWTH_BOUND >> 20)):
+        summary_line(line)
+    assert not [a for a in answers if a.startswith('FAULT')], answers
+    assert 'Traceback' not in server.log_text(), server.errors_in_log()
+    assert deaths == 0 and set(rss_after) == set(rss_before)
+    assert max(growth.values()) < RSS_GROWTH_BOUND, growth

@@ -88,17 +88,33 @@ CASES = [_boot(pin) for pin in PINS] + [
 ]
 
 
-def _run_nova(nova_python, exchange, cases):
-    result = subprocess.run(
+def start_nova(nova_python, exchange, cases, placement_url=None):
+    """``nova_driver.py`` running ``cases`` (a process: ``answers_of``
+    waits for its answers)."""
+    return subprocess.Popen(
         [str(nova_python), str(ROOT / 'tests/functional/nova_driver.py'),
          'rabbit://guest:guest@127.0.0.1:5672/', exchange,
-         json.dumps(cases)],
-        cwd=str(ROOT / 'tests/functional'), capture_output=True, text=True,
-        timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    answers = [json.loads(line) for line in result.stdout.splitlines()
+         json.dumps(cases)] + ([placement_url] if placement_url else []),
+        cwd=str(ROOT / 'tests/functional'), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+
+
+def answers_of(process, timeout=300):
+    """The driver's answers by case name, once it ended well."""
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, stdout + stderr
+    answers = [json.loads(line) for line in stdout.splitlines()
                if line.startswith('{')]
     return {answer['name']: answer for answer in answers}
+
+
+def _run_nova(nova_python, exchange, cases):
+    return answers_of(start_nova(nova_python, exchange, cases))
 
 
 def _fields(answer):
@@ -205,7 +221,9 @@ def test_nova_s_own_client_at_every_pin(nova_python, scheduler,
                                         summary_line):
     exchange = 'nova-func-%s' % uuid.uuid4().hex[:12]
     server = scheduler(workers=1, options={
-        'nova': {'enabled': True, 'cell_uuid': CELL, 'exchange': exchange},
+        # the claims written to Placement: test_nova_placement
+        'nova': {'enabled': True, 'cell_uuid': CELL, 'exchange': exchange,
+                 'placement_write_back': False},
         'scheduler': {'max_attempts': 3}})
     workload.push_hosts(server, workload.host_reports(HOSTS))
     answers = _run_nova(nova_python, exchange, CASES)

@@ -200,6 +200,8 @@ def test_servers_only_when_enabled(conf, manager, transport):
     with pytest.raises(exception.ConfigInvalid, match='cell_uuid'):
         nova_endpoint.servers(conf, transport, manager)
     conf.set_override('cell_uuid', CELL, 'nova')
+    # test_nova_placement: the claims written back to Placement
+    conf.set_override('placement_write_back', False, 'nova')
     [server] = nova_endpoint.servers(conf, transport, manager)
     server.start()
     try:

@@ -1,0 +1,213 @@
+"""Claims written back to Placement (``scheduler.rpc.nova_placement``):
+nova's messages through NovaDispatcher and a real SchedulerManager on
+SQLite, with a fake Placement session that answers what it is scripted
+to and records every request.
+"""
+
+import json
+
+import pytest
+from keystoneauth1 import exceptions as ks_exc
+
+from scheduler.db import claims
+from scheduler.rpc import nova_endpoint
+from scheduler.rpc import nova_placement
+from scheduler.rpc import nova_wire
+from scheduler.rpc import validation
+from tests.unit.rpc import test_nova_wire as recorded
+from tests.unit.rpc.test_nova_endpoint import CELL
+from tests.unit.rpc.test_nova_endpoint import manager  # noqa: F401
+from tests.unit.rpc.test_nova_endpoint import send
+
+CONFLICT = {'errors': [{'code': 'placement.undefined', 'detail': (
+    'Unable to allocate inventory: capacity exceeded')}]}
+
+
+def _consumer_conflict(generation):
+    return {'errors': [{'code': 'placement.concurrent_update', 'detail': (
+        'consumer generation conflict - expected null but got %d'
+        % generation)}]}
+
+
+class Response:
+
+    def __init__(self, status_code, body=None):
+        self.status_code = status_code
+        self.body = body
+        self.text = json.dumps(body)
+
+    def json(self):
+        return self.body
+
+
+class FakePlacement:
+    """keystoneauth1's Adapter as the writer uses it: each PUT answers
+    the next of ``puts`` (then 204), GET and DELETE from ``gets``."""
+
+    def __init__(self, puts=(), gets=None, fail=None):
+        self.puts = list(puts)
+        self.gets = gets or {}
+        self.fail = fail
+        self.sent = []
+
+    def _answer(self, method, url, json, microversion):
+        assert microversion == nova_wire.ALLOCATION_REQUEST_VERSION
+        self.sent.append((method, url, json))
+        if self.fail:
+            raise self.fail
+        if method == 'put':
+            return self.puts.pop(0) if self.puts else Response(204)
+        if method == 'delete':
+            return Response(204)
+        return self.gets[url]
+
+    def put(self, url, json=None, microversion=None, raise_exc=True):
+        return self._answer('put', url, json, microversion)
+
+    def get(self, url, json=None, microversion=None, raise_exc=True):
+        return self._answer('get', url, json, microversion)
+
+    def delete(self, url, json=None, microversion=None, raise_exc=True):
+        return self._answer('delete', url, json, microversion)
+
+    def calls(self, method):
+        return [(url, body) for m, url, body in self.sent if m == method]
+
+
+@pytest.fixture
+def nova_with(conf, manager):  # noqa: F811
+    conf.set_override('cell_uuid', CELL, 'nova')
+    conf.set_override('max_attempts', 2, 'scheduler')
+
+    def build(placement):
+        return nova_endpoint.NovaEndpoint(
+            conf, manager, validation.EdgeCheck(conf.limits),
+            nova_placement.AllocationWriter(placement))
+    return build
+
+
+def _boot(nova, num_instances=1, pin='4.5'):
+    args = recorded.select_args(pin, policy=None,
+                                num_instances=num_instances)
+    return send(nova, 'select_destinations', pin, args)
+
+
+def _first(answer):
+    return answer[0][0]['nova_object.data']
+
+
+def test_allocation_written_before_the_answer(nova_with, db):
+    placement = FakePlacement()
+    chosen = _first(_boot(nova_with(placement)))
+    [(url, body)] = placement.calls('put')
+    assert url == '/allocations/%s' % recorded.UUIDS[0]
+    assert body == {
+        'allocations': {chosen['compute_node_uuid']: {'resources': {
+            'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}},
+        'consumer_generation': None, 'project_id': 'demo-project',
+        'user_id': 'demo-user'}
+    # the answer's allocation request is what was written
+    assert json.loads(chosen['allocation_request'])['allocations'] == \
+        body['allocations']
+    [claim_host] = {a['host'] for a in claims.list_allocations(db)}
+    assert claim_host == chosen['service_host']
+
+
+def test_refused_then_replanned_on_another_host(nova_with, db):
+    placement = FakePlacement(puts=[Response(409, CONFLICT)])
+    chosen = _first(_boot(nova_with(placement)))
+    first, second = placement.calls('put')
+    assert first[1]['allocations'] != second[1]['allocations']
+    assert list(second[1]['allocations']) == [chosen['compute_node_uuid']]
+    # the claim followed the new plan: none left on the refused host
+    assert {(a['consumer_uuid'], a['host'])
+            for a in claims.list_allocations(db)} == {
+        (recorded.UUIDS[0], chosen['service_host'])}
+
+
+@pytest.mark.parametrize('replans', [nova_placement.REPLANS, 1])
+def test_refused_every_time_is_no_valid_host_and_no_claim(nova_with, db,
+                                                          replans):
+    placement = FakePlacement(puts=[Response(409, CONFLICT)] * 5)
+    nova = nova_with(placement)
+    nova.write_back.replans = replans
+    with pytest.raises(nova_wire.NoValidHost, match='capacity exceeded'):
+        _boot(nova)
+    # two hosts: each refused once, then none left, or no plan left
+    assert len(placement.calls('put')) == 2
+    assert claims.list_allocations(db) == []
+
+
+def test_placement_down_is_no_valid_host_without_a_new_plan(nova_with, db):
+    placement = FakePlacement(fail=ks_exc.ConnectFailure('refused'))
+    with pytest.raises(nova_wire.NoValidHost, match='refused'):
+        _boot(nova_with(placement))
+    assert len(placement.calls('put')) == 1
+    assert claims.list_allocations(db) == []
+
+
+def test_a_consumer_that_exists_keeps_its_other_allocations(nova_with):
+    source = 'aaaaaaaa-0000-4000-8000-000000000001'
+    url = '/allocations/%s' % recorded.UUIDS[0]
+    placement = FakePlacement(
+        puts=[Response(409, _consumer_conflict(3))],
+        gets={url: Response(200, {
+            'consumer_generation': 3, 'project_id': 'demo-project',
+            'user_id': 'demo-user', 'allocations': {source: {
+                'generation': 9, 'resources': {'VCPU': 1}}}})})
+    chosen = _first(_boot(nova_with(placement)))
+    _, (_, body) = placement.calls('put')
+    assert body['consumer_generation'] == 3
+    assert body['allocations'] == {
+        source: {'resources': {'VCPU': 1}},
+        chosen['compute_node_uuid']: {'resources': {
+            'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}}
+
+
+def test_multi_create_undoes_what_it_wrote_before_a_refusal(nova_with, db):
+    placement = FakePlacement(puts=[Response(204), Response(409, CONFLICT)])
+    answer = _boot(nova_with(placement), num_instances=2)
+    assert placement.calls('delete') == [
+        ('/allocations/%s' % recorded.UUIDS[0], None)]
+    # a new plan, both written again and both claimed
+    assert len(placement.calls('put')) == 4
+    assert {a['consumer_uuid'] for a in claims.list_allocations(db)} == \
+        set(recorded.UUIDS[:2])
+    assert len(answer) == 2
+
+
+def test_only_the_instance_nova_named_is_written_before_4_4(nova_with):
+    placement = FakePlacement()
+    _boot(nova_with(placement), num_instances=2, pin='4.3')
+    assert [url for url, _ in placement.calls('put')] == [
+        '/allocations/%s' % recorded.UUIDS[0]]
+
+
+def test_a_class_of_a_child_goes_to_the_child():
+    root, child = 'r' * 8, 'c' * 8
+    url = '/resource_providers?in_tree=%s&resources=CUSTOM_PCI_X:1' % root
+    placement = FakePlacement(gets={url: Response(200, {
+        'resource_providers': [{'uuid': child}]})})
+    selection = type('Sel', (), {'compute_node_uuid': root,
+                                 'host': 'h'})()
+    nova_placement.AllocationWriter(placement).write(
+        'i', selection, {'VCPU': 2, 'CUSTOM_PCI_X': 1}, 'p', 'u')
+    [(_, body)] = placement.calls('put')
+    assert body['allocations'] == {root: {'resources': {'VCPU': 2}},
+                                   child: {'resources': {
+                                       'CUSTOM_PCI_X': 1}}}
+
+
+def test_write_back_needs_placement_options(conf, manager,  # noqa: F811
+                                            transport):
+    conf.set_override('enabled', True, 'nova')
+    conf.set_override('cell_uuid', CELL, 'nova')
+    with pytest.raises(Exception, match='placement_write_back'):
+        nova_endpoint.servers(conf, transport, manager)
+    conf.set_override('auth_type', 'none', 'placement_feed')
+    conf.set_override('endpoint_override', 'http://127.0.0.1:1',
+                      'placement_feed')
+    [server] = nova_endpoint.servers(conf, transport, manager)
+    [endpoint] = server.dispatcher.endpoints
+    assert endpoint.write_back is not None
+
