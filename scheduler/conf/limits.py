@@ -43,7 +43,7 @@ limits_opts = [
                     'in bytes (default 32 MiB: the largest message the '
                     'other limits allow in practice, an aggregate of '
                     'max_list_length hosts with 255-character names, '
-                    'is about 27 MiB). Workers refuse a larger body '
+                    'is about 25 MiB). Workers refuse a larger body '
                     'before decoding it, and inflate a compressed body '
                     'at most this far, then refuse it. '
                     'Clients (SchedulerClient) refuse to send a message '

@@ -100,14 +100,18 @@ def delete_aggregate(db, aggregate_uuid, stamp=None):
         return True
 
 
-def load_aggregate_changes(db, since=None, until=None):
+def load_aggregate_changes(db, since=None, until=None, connection=None):
     """Aggregates changed after ``since`` (all for None), as dicts with
-    ``uuid``, ``name``, ``hosts``, ``metadata`` and ``deleted``."""
+    ``uuid``, ``name``, ``hosts``, ``metadata`` and ``deleted``; read
+    through ``connection`` if given (the poller's), else a reader."""
     query = sa.select(AGG)
     if since is not None:
         query = query.where(changes.changed_after(AGG, since, until))
-    with db.reader() as session:
-        rows = session.execute(query).all()
+    if connection is not None:
+        rows = connection.execute(query).all()
+    else:
+        with db.reader() as session:
+            rows = session.execute(query).all()
     return [{'uuid': r.uuid, 'name': r.name, 'deleted': bool(r.deleted),
              'hosts': json.loads(r.hosts_json),
              'metadata': json.loads(r.metadata_json)} for r in rows]

@@ -2,11 +2,13 @@
 
 ``Database(conf)`` is created once per worker process, after any fork.
 ``with db.writer() as session`` opens a write transaction, ``db.reader()`` a
-read-only one; writers use ``scheduler.db.changes.write``, which wraps
-``writer()`` and records the change in the feed; ``local_writes`` counts
-those committed through this pool (``count_local_write``), so the worker's
-own writes reach its next decision without waiting for the poller
-(tracker reports excepted: ``scheduler.db.changes.write``).
+read-only one, ``db.connection()`` a Core connection for the poller's few
+fixed reads (no ORM session to build and close every 50 ms); writers use
+``scheduler.db.changes.write``, which wraps ``writer()`` and records the
+change in the feed; ``local_writes`` counts those committed through this
+pool (``count_local_write``), so the worker's own writes reach its next
+decision without waiting for the poller (tracker reports excepted:
+``scheduler.db.changes.write``).
 ``next_change_seq(session)`` bumps the previous release's global change
 counter (only under ``[database] legacy_change_counter``, last in the
 transaction, after the provider rows are locked).
@@ -145,6 +147,14 @@ class Database:
     def reader(self):
         with self._tx.reader.using(_TxContext()) as session:
             yield session
+
+    @contextlib.contextmanager
+    def connection(self):
+        """A Core connection of the pool, for reads only; its transaction
+        is rolled back when it goes back to the pool. Cheaper per use than
+        ``reader()`` (no ORM session); statements are Core statements."""
+        with self.engine.connect() as connection:
+            yield connection
 
     def dispose(self):
         self._tx.dispose_pool()

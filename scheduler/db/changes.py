@@ -115,6 +115,16 @@ that transaction by the same argument. Rows stamped above the position
 (committed between the two reads) are returned now and again next time:
 applying a row twice is harmless.
 
+Which stripes a reader asks about
+---------------------------------
+A transaction that records rows of other tables (aggregates, instances)
+draws its stripe among the last ``ROW_STRIPES``; one that records only
+providers (claims, releases, reports: nearly all of them) draws among the
+others. A reader therefore asks for aggregates and instances only when one
+of those few stripes moved (``Position.rows_moved``): the argument above
+holds per stripe, and no other stripe ever stamps such a row. A poll that
+finds no stripe moved costs the position's one statement.
+
 ``tests/functional/test_change_feed.py`` checks this with concurrent
 writers on SQLite, PostgreSQL and MariaDB.
 
@@ -139,6 +149,10 @@ from scheduler.db import models
 
 # migration 0003 creates this many stripe rows
 STRIPES = 64
+# the last ones, drawn by transactions that stamp aggregates or instances
+# (module docstring); two of those rare writers share a stripe more often
+ROW_STRIPES = 8
+_FIRST_ROW_STRIPE = STRIPES - ROW_STRIPES
 
 STRIPE = models.change_stripes
 P = models.providers
@@ -156,13 +170,24 @@ class Position:
         """Has anything changed between ``self`` and a later ``other``?"""
         return other != self
 
+    def rows_moved(self, other):
+        """Can aggregates or instances have changed between ``self`` and a
+        later ``other`` (a row stripe or the legacy counter moved)?"""
+        return (self.stripes[_FIRST_ROW_STRIPE:] !=
+                other.stripes[_FIRST_ROW_STRIPE:] or
+                self.legacy != other.legacy)
 
-def position(session, legacy=False):
-    """The feed's current position (read it before the rows)."""
-    values = dict(session.execute(
-        sa.select(STRIPE.c.stripe, STRIPE.c.seq)).all())
+
+# built once: executing it reuses its compiled form
+_POSITION = sa.select(STRIPE.c.stripe, STRIPE.c.seq)
+
+
+def position(connection, legacy=False):
+    """The feed's current position (read it before the rows), through a
+    session or a Core connection: one statement (two with ``legacy``)."""
+    values = dict(connection.execute(_POSITION).tuples().all())
     stripes = tuple(values.get(s, 0) for s in range(STRIPES))
-    counter = db_api.current_change_seq(session) if legacy else None
+    counter = db_api.current_change_seq(connection) if legacy else None
     return Position(stripes, counter)
 
 
@@ -261,7 +286,7 @@ class Change:
             return
         # last, so the stripe's lock lives for these statements and the
         # COMMIT only (module docstring)
-        stripe = random.randrange(STRIPES)
+        stripe = _draw_stripe(self._rows)
         one_round_trip = (len(stamps) == 1 and not self._legacy and
                           self.session.bind.dialect.name == 'postgresql')
         if one_round_trip and not self._rows:
@@ -287,6 +312,14 @@ class Change:
             self.session.execute(
                 sa.update(table).where(condition).values(**values)
                 .execution_options(synchronize_session=False))
+
+
+def _draw_stripe(other_rows):
+    """A random stripe: one of the last ``ROW_STRIPES`` for a transaction
+    that stamps aggregates or instances, one of the others otherwise."""
+    if other_rows:
+        return _FIRST_ROW_STRIPE + random.randrange(ROW_STRIPES)
+    return random.randrange(_FIRST_ROW_STRIPE)
 
 
 @dataclasses.dataclass(frozen=True)

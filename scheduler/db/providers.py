@@ -430,21 +430,49 @@ def load_changes(db, since=None, provider_ids=None, until=None):
     return rows
 
 
+# the columns of scheduler.host_state.bulk, in its order; the statements
+# are built once, so executing them reuses their compiled form
+_PROVIDERS = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
+                       P.c.generation, P.c.disabled,
+                       P.c.availability_zone, P.c.reported_at,
+                       P.c.attributes, P.c.failed_builds, P.c.kind)
+_INVENTORIES = sa.select(INV.c.provider_id, INV.c.resource_class,
+                         INV.c.total, INV.c.reserved, INV.c.capacity,
+                         INV.c.reported_used, INV.c.claimed,
+                         INV.c.min_unit, INV.c.max_unit,
+                         INV.c.step_size, INV.c.allocation_ratio)
+_INVENTORIES_OF = _INVENTORIES.where(
+    INV.c.provider_id.in_(sa.bindparam('ids', expanding=True)))
+_PROVIDERS_OF = _PROVIDERS.where(
+    P.c.id.in_(sa.bindparam('ids', expanding=True)))
+
+
 def load_all(db):
     """Every provider and inventory as plain tuples, for a cold load
     (``scheduler.host_state.bulk``; its module names the columns)."""
-    providers = sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename,
-                          P.c.generation, P.c.disabled,
-                          P.c.availability_zone, P.c.reported_at,
-                          P.c.attributes, P.c.failed_builds, P.c.kind)
-    inventories = sa.select(INV.c.provider_id, INV.c.resource_class,
-                            INV.c.total, INV.c.reserved, INV.c.capacity,
-                            INV.c.reported_used, INV.c.claimed,
-                            INV.c.min_unit, INV.c.max_unit,
-                            INV.c.step_size, INV.c.allocation_ratio)
     with db.reader() as session:
-        return (session.execute(providers).tuples().all(),
-                session.execute(inventories).tuples().all())
+        return (session.execute(_PROVIDERS).tuples().all(),
+                session.execute(_INVENTORIES).tuples().all())
+
+
+def read_changed(connection, since=None, until=None, provider_ids=None):
+    """The poller's read: providers changed between feed positions
+    ``since`` and ``until`` (``changes.changed_after``), or those in
+    ``provider_ids``, and their inventories, as ``load_all`` returns them
+    (plain tuples, no dict per row), through an open Core ``connection``:
+    two statements, none if no provider is asked for."""
+    if provider_ids is not None:
+        ids = sorted(provider_ids)
+        providers = connection.execute(
+            _PROVIDERS_OF, {'ids': ids}).tuples().all() if ids else []
+    else:
+        providers = connection.execute(_PROVIDERS.where(
+            changes.changed_after(P, since, until))).tuples().all()
+    if not providers:
+        return [], []
+    inventories = connection.execute(
+        _INVENTORIES_OF, {'ids': [row[0] for row in providers]})
+    return providers, inventories.tuples().all()
 
 
 def find_provider(db, name):

@@ -170,9 +170,6 @@ class Heartbeat:
             except Exception as exc:  # it will read down soon anyway
                 LOG.warning('Service record not marked down: %s', exc)
 
-    # start_heartbeat returned a threading.Event before: its callers set it
-    set = stop
-
 
 def start_heartbeat(conf, db, worker):
     """Record this worker and keep its heartbeat going; returns the

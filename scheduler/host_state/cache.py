@@ -1,10 +1,13 @@
 """HostStateCache: a worker's HostTable kept in step with the database.
 
 The first refresh loads every provider and aggregate (cold start); later
-ones read the change feed's position (one query of 64 small rows) and,
-only if it moved, pull the providers, aggregates and instances stamped
-in the stripes that moved (``scheduler.db.changes`` says why that never
-misses a committed change).
+ones read the change feed's position (one statement of 64 small rows, on
+a Core connection: no ORM session) and, only if it moved, pull the
+providers stamped in the stripes that moved with their inventories (two
+statements, plain tuples applied column by column:
+``scheduler.host_state.bulk.apply_changes``), and aggregates and
+instances only if a stripe that stamps them moved
+(``scheduler.db.changes`` says why that never misses a committed change).
 
 When the refresh runs is ``[scheduler] refresh_interval``. A positive value
 (the default, 0.1 s) starts a poller thread (``start``) that refreshes that
@@ -140,16 +143,15 @@ class HostStateCache:
             # read before the position: a write counted after it may be
             # missed by this refresh, and is caught by the next
             own_writes = self.db.local_writes
-            with self.db.reader() as session:
-                current = changes.position(session,
+            with self.db.connection() as connection:
+                current = changes.position(connection,
                                            self.db.legacy_change_counter)
-            self.refreshed_at = started
-            self._own_writes_seen = own_writes
-            if current == self.position and not self.table.dirty:
-                return 0
-            if self.position is None:
-                return self._cold_load(current)
-            return self._apply_changes(current, epoch)
+                self.refreshed_at = started
+                self._own_writes_seen = own_writes
+                if self.position is not None and (
+                        current != self.position or self.table.dirty):
+                    return self._apply_changes(connection, current, epoch)
+            return self._cold_load(current) if self.position is None else 0
 
     def _cold_load(self, current):
         with bulk.collector_paused():
@@ -159,7 +161,7 @@ class HostStateCache:
                          if self.table.image_properties.enabled else None)
             with self.lock:
                 if self.table.size:
-                    self.table.apply(db_providers.load_changes(self.db))
+                    bulk.apply_changes(self.table, providers, inventories)
                 else:
                     bulk.load(self.table, providers, inventories)
                 self._apply_others(aggregates, instances)
@@ -167,27 +169,40 @@ class HostStateCache:
         self.rows_applied += len(providers)
         return len(providers)
 
-    def _apply_changes(self, current, epoch):
+    def _apply_changes(self, connection, current, epoch):
+        """Read what changed between ``self.position`` and ``current``
+        through the poll's ``connection`` and apply it: the providers of
+        the stripes that moved (and the rows left dirty), aggregates and
+        instances only if a stripe that stamps them moved."""
         since = self.position
         with self.lock:  # reload_providers may add to it meanwhile
             dirty = self.table.take_dirty()
-        rows = db_providers.load_changes(self.db, since=since, until=current)
+        providers, inventories = [], []
+        if current != since:
+            providers, inventories = db_providers.read_changed(
+                connection, since=since, until=current)
         if dirty:
-            rows += db_providers.load_changes(self.db, provider_ids=dirty)
-        aggregates = db_aggregates.load_aggregate_changes(
-            self.db, since=since, until=current)
-        instances = (db_instances.load_instance_changes(
-            self.db, since=since, until=current)
-            if self.table.image_properties.enabled else None)
+            more = db_providers.read_changed(connection, provider_ids=dirty)
+            providers += more[0]
+            inventories += more[1]
+        aggregates = instances = None
+        if since.rows_moved(current):
+            aggregates = db_aggregates.load_aggregate_changes(
+                self.db, since=since, until=current, connection=connection)
+            if self.table.image_properties.enabled:
+                instances = db_instances.load_instance_changes(
+                    self.db, since=since, until=current)
         with self.lock:
-            self.table.apply(rows, read_epoch=epoch)
+            bulk.apply_changes(self.table, providers, inventories,
+                               read_epoch=epoch)
             self._apply_others(aggregates, instances)
         self.position = current
-        self.rows_applied += len(rows)
-        return len(rows)
+        self.rows_applied += len(providers)
+        return len(providers)
 
     def _apply_others(self, aggregates, instances):
-        self.table.apply_aggregates(aggregates)
+        if aggregates is not None:
+            self.table.apply_aggregates(aggregates)
         if instances is not None:
             self.table.image_properties.apply(instances)
 
@@ -195,11 +210,13 @@ class HostStateCache:
         """Re-read these providers whatever the feed says (after a claim
         conflict: the rows the plan relied on)."""
         epoch = self.table.confirm_epoch
-        rows = db_providers.load_changes(self.db,
-                                         provider_ids=list(provider_ids))
+        with self.db.connection() as connection:
+            providers, inventories = db_providers.read_changed(
+                connection, provider_ids=provider_ids)
         with self.lock:
-            self.table.apply(rows, read_epoch=epoch)
-        return len(rows)
+            bulk.apply_changes(self.table, providers, inventories,
+                               read_epoch=epoch)
+        return len(providers)
 
 
 def _poll(cache_ref, stop, interval):

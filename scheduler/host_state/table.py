@@ -127,6 +127,8 @@ class HostTable:
         it: it is left as it is and listed in ``dirty``, to be re-read.
         """
         changed = []
+        # per row, for callers outside the poller (which uses
+        # scheduler.host_state.bulk.apply_changes, whole columns at once)
         for provider in providers:
             row = self._row_of.get(provider['id'])
             if row is None:
@@ -194,22 +196,27 @@ class HostTable:
         self.reported_at[row] = (
             reported.replace(tzinfo=datetime.timezone.utc).timestamp()
             if reported is not None else 0.0)
-        self.reported_zones[row] = provider.get('availability_zone')
-        self._set_zone(row)
-        self.attributes.set(row, provider.get('attributes'))
         self.failed_builds[row] = provider.get('failed_builds') or 0
-        self._set_labels(row, provider)
-        if self._attribute_columns:
-            attributes = self.attributes.peek(row)
-            for column, default, value_of in \
-                    self._attribute_columns.values():
-                column[row] = _number(value_of(attributes), default)
+        self._describe(row, provider)
         inventories = provider.get('inventories', {})
         for rc in inventories:
             if rc not in self.resources:
                 self.resources[rc] = _ResourceColumns(self._allocated)
         for rc, columns in self.resources.items():
             columns.set_row(row, inventories.get(rc))
+
+    def _describe(self, row, provider):
+        """What is not a number of the row's report: its zone, attributes
+        (and the attribute columns), kind, traits and locality."""
+        self.reported_zones[row] = provider.get('availability_zone')
+        self._set_zone(row)
+        self.attributes.set(row, provider.get('attributes'))
+        self._set_labels(row, provider)
+        if self._attribute_columns:
+            attributes = self.attributes.peek(row)
+            for column, default, value_of in \
+                    self._attribute_columns.values():
+                column[row] = _number(value_of(attributes), default)
 
     def _set_labels(self, row, provider):
         """Kind, traits and locality of the row (``labels``); the JSON

@@ -15,7 +15,9 @@ through:
 
 A message that fails to decode (too large, not UTF-8, not JSON) is
 dropped by oslo.messaging; the filter installed here turns its log record
-into one warning line instead of a traceback.
+into one warning line instead of a traceback. ``install`` also makes a
+broker outage two log lines (``log_filters.expected_broker_faults``): the
+rabbit driver's log is filtered in one place, here.
 """
 
 import bz2
@@ -85,3 +87,4 @@ def install(max_bytes):
         compression.register(None, _refuse(content_type), content_type)
     log_filters.one_line(_RABBIT_LOGGER, ('Failed to process message',),
                          'Dropped a message that cannot be decoded')
+    log_filters.expected_broker_faults()

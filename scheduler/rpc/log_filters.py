@@ -6,9 +6,22 @@ pool when a connection died while the database restarted.
 ``one_line(logger, prefixes, text)`` rewrites such records (those whose
 message starts with one of ``prefixes``) into one WARNING line,
 ``text: ExceptionName: message``; any other record passes unchanged.
+
+``expected_broker_faults()`` makes a broker outage two lines per
+process, whatever the number of connections and reconnect attempts:
+oslo.messaging logs an error per attempt per connection (``AMQP server
+on ... is unreachable ... Trying again in 1 seconds``, ``Connection
+failed``, ``Failed to publish``, ``Failed to acknowledge`` ...). The
+first such record of an outage becomes one WARNING line, ``Message broker
+unreachable: <error>``; the next are dropped and counted; the first
+``Reconnected to AMQP server`` becomes one INFO line, ``Message broker
+reachable again after N s``, with the number of lines dropped; later
+reconnections of the process's other connections are dropped too.
 """
 
 import logging
+import threading
+import time
 
 
 class OneLine(logging.Filter):
@@ -44,3 +57,82 @@ def expected_database_faults():
              ('Exception during reset', 'Exception closing connection',
               'Exception terminating connection'),
              'Dropped a database connection that broke')
+
+
+# what oslo.messaging logs while the broker is away (format strings)
+_RABBIT = 'oslo.messaging._drivers.impl_rabbit'
+_AMQP = 'oslo_messaging._drivers.amqpdriver'
+_BROKER_AWAY = (
+    '[%(connection_id)s] AMQP server', 'Connection failed:',
+    'A recoverable connection/channel error', 'Failed to consume message',
+    'Failed to publish message', 'Failed to declare consumer',
+    'Unexpected error during heartbeat', 'Unable to connect to AMQP',
+    'Failed to acknowledge received message',
+    'Failed to requeue received message',
+    'Discarding RPC request due to failed acknowledge',
+    'The reply %(msg_id)s failed to send',
+    'Failed to process incoming message, retrying')
+_BROKER_BACK = '[%(connection_id)s] Reconnected to AMQP server'
+_DETAIL_LENGTH = 200
+
+
+class BrokerOutage(logging.Filter):
+    """One line when the broker goes away, one when it is back (module
+    doc); one instance per process, on every logger that reports it."""
+
+    def __init__(self):
+        super().__init__()
+        self._lock = threading.Lock()
+        self._since = None       # monotonic start of the outage
+        self._dropped = 0
+
+    def filter(self, record):
+        text = str(record.msg)
+        if text.startswith(_BROKER_BACK):
+            return self._back(record)
+        if text.startswith(_BROKER_AWAY):
+            return self._away(record)
+        return True
+
+    def _away(self, record):
+        with self._lock:
+            if self._since is not None:
+                self._dropped += 1
+                return False
+            self._since = time.monotonic()
+        detail = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            detail += ': %s' % type(record.exc_info[1]).__name__
+        _rewrite(record, logging.WARNING,
+                 'Message broker unreachable: %s; reconnecting (nothing '
+                 'more is logged until it is back)',
+                 detail.replace('\n', ' ')[:_DETAIL_LENGTH])
+        return True
+
+    def _back(self, record):
+        with self._lock:
+            if self._since is None:
+                return False     # another connection of the same return
+            lasted = time.monotonic() - self._since
+            dropped, self._since, self._dropped = self._dropped, None, 0
+        _rewrite(record, logging.INFO,
+                 'Message broker reachable again after %.1f s (%d lines '
+                 'about reconnect attempts were not logged)',
+                 lasted, dropped)
+        return True
+
+
+def _rewrite(record, level, msg, *args):
+    record.msg, record.args = msg, args
+    record.exc_info = record.exc_text = None
+    record.levelno, record.levelname = level, logging.getLevelName(level)
+
+
+def expected_broker_faults():
+    """Install the broker outage filter in this process (idempotent)."""
+    loggers = [logging.getLogger(name) for name in (_RABBIT, _AMQP)]
+    if any(isinstance(f, BrokerOutage) for f in loggers[0].filters):
+        return
+    outage = BrokerOutage()
+    for logger in loggers:
+        logger.addFilter(outage)

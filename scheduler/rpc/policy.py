@@ -16,7 +16,10 @@ every rule with its default (``oslopolicy-sample-generator
     "scheduler:select_destinations": "rule:service_or_admin or role:placement"
 
 A change of the policy file takes effect within
-``RELOAD_CHECK_SECONDS`` (1 s): oslo.policy looks for the file and its
+``RELOAD_CHECK_SECONDS`` (1 s) if it loads and defines every rule it
+refers to; a file with a mistake is not applied: the running rules stay
+and one warning says why (``scheduler-status upgrade check`` and SIGHUP
+check the file the same way). oslo.policy looks for the file and its
 modification time on every check, which cost a worker more than its
 whole policy decision per call; here it looks at most once a second.
 Between two looks a worker remembers each verdict per rule and caller
@@ -117,8 +120,37 @@ class _Enforcer(oslo_policy.Enforcer):
                 and now < self._next_check):
             return
         self._verdicts = {}
-        super().load_rules(force_reload)
+        if self._next_check is None or force_reload:
+            super().load_rules(force_reload)    # start-up: errors raise
+        else:
+            self._reload_or_keep()
         self._next_check = now + RELOAD_CHECK_SECONDS
+
+    _refused_change = None
+
+    def _reload_or_keep(self):
+        """A policy file changed while serving: its rules replace the
+        running ones only if it loads and every rule it names is defined;
+        otherwise the running rules stay and one warning says why (once
+        per change of the file), and no call sees the error."""
+        running = oslo_policy.Rules(dict(self.rules), self.rules.default_rule)
+        try:
+            super().load_rules()
+            valid = self.check_rules()
+            problem = None if valid else ('a rule refers to an undefined '
+                                          'rule or to itself')
+        except Exception as exc:    # yaml, OS and oslo.policy errors
+            problem = '%s: %s' % (type(exc).__name__, exc)
+        if problem is None:
+            self._refused_change = None
+            return
+        self.rules = running
+        if problem != self._refused_change:
+            LOG.warning('Policy file %s not applied, the running rules '
+                        'stay: %s', self.policy_path or
+                        self.conf.oslo_policy.policy_file,
+                        exception.cut(problem.replace('\n', ' '), 300))
+        self._refused_change = problem
 
     def allows(self, rule, ctxt):
         """Whether ``ctxt`` passes ``rule`` on its own project and user,

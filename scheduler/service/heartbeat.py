@@ -14,6 +14,7 @@ Neither may stop the worker: a failure is one warning in the log.
 
 from oslo_log import log as logging
 
+from scheduler.service import health
 from scheduler.service import metrics_endpoint
 from scheduler.db import services as db_services
 
@@ -25,7 +26,7 @@ def start(conf, endpoint, worker):
     beating = db_services.start_heartbeat(conf, endpoint.db, worker)
     try:
         metrics_endpoint.serve(conf, getattr(endpoint, 'recorder', None),
-                               worker)
+                               worker, health=health.Health(conf, endpoint))
     except OSError as exc:  # port taken: serve on, without metrics
         LOG.warning('Worker %d: no metrics endpoint on port %d: %s',
                     worker, conf.prometheus.port + worker, exc)

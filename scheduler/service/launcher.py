@@ -38,19 +38,11 @@ from scheduler.rpc import messaging
 from scheduler.rpc import nova_endpoint  # issue 21
 from scheduler.service import composition
 from scheduler.service import heartbeat
-from scheduler.service import masking
 from scheduler.service import reload
-from scheduler.service import startup_checks
 from scheduler.service import supervisor
 from scheduler import version
 
 LOG = logging.getLogger(__name__)
-
-# the start-up checks under the names callers used before they moved
-check_config = startup_checks.check_config
-check_database = startup_checks.check_database
-check_broker = startup_checks.check_broker
-redact = masking.mask
 
 
 class Worker(cotyledon.Service):

@@ -4,7 +4,7 @@ release's (migrations only add); never an older one."""
 import pytest
 
 from scheduler import exception
-from scheduler.service import launcher
+from scheduler.service import startup_checks
 from scheduler.db import migration
 
 
@@ -15,16 +15,16 @@ def _stamp(db, revision):
 
 
 def test_server_starts_on_its_own_head(conf, db):
-    launcher.check_database(conf)
+    startup_checks.check_database(conf)
 
 
 def test_server_starts_on_a_later_releases_schema(conf, db):
     _stamp(db, '9001')
     assert not migration.is_known_revision('9001')
-    launcher.check_database(conf)
+    startup_checks.check_database(conf)
 
 
 def test_server_refuses_an_older_schema_with_the_db_sync_hint(conf, db):
     _stamp(db, '0001')
     with pytest.raises(exception.InvalidRequest, match='db sync'):
-        launcher.check_database(conf)
+        startup_checks.check_database(conf)

@@ -22,7 +22,7 @@ def test_heartbeat_records_the_worker_and_keeps_it_up(conf, db):
         time.sleep(1.5)
         [later] = db_services.list_services(db, 60)
     finally:
-        stop.set()
+        stop.stop()
     assert (first['host'], first['worker'], first['up']) == ('sched-a', 3,
                                                              True)
     assert first['rpc_version'] == rpcapi.RPC_API_VERSION

@@ -18,7 +18,7 @@ from scheduler.driver import solver
 from scheduler.driver import solver_model
 from scheduler.host_state import HostStateCache
 from scheduler.service import composition
-from scheduler.service import launcher
+from scheduler.service import startup_checks
 
 from .. import fakes
 
@@ -178,7 +178,7 @@ def test_an_unknown_driver_stops_start_up_in_one_line(conf, tmp_path):
     path.write_text('[scheduler]\ndriver = greedy\n')
     conf(['--config-file', str(path)])
     with pytest.raises(exception.ConfigInvalid) as info:
-        launcher.check_config(conf)
+        startup_checks.check_config(conf)
     assert str(info.value) == (
         "Invalid configuration: invalid value for [scheduler] driver: "
         "unknown driver 'greedy'; available in scheduler.drivers: "

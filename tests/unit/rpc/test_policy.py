@@ -177,6 +177,33 @@ def test_policy_file_change_takes_effect_after_the_check_interval(
     assert error.kwargs['check'] == '!'
 
 
+@pytest.mark.parametrize('text', [
+    '"scheduler:build_failed": "role:admin\n  - [unclosed\n',
+    '"scheduler:build_failed": "rule:nobody_defined_this"\n',
+])
+def test_a_bad_policy_file_while_serving_keeps_the_running_rules(
+        conf, db, tmp_path, monkeypatch, caplog, text):
+    clock = [1000.0]
+    monkeypatch.setattr(policy.time, 'monotonic', lambda: clock[0])
+    policy_file = tmp_path / 'policy.yaml'
+    policy_file.write_text('"scheduler:build_failed": "role:service"\n')
+    conf.set_override('policy_file', str(policy_file), 'oslo_policy')
+    manager = composition.build_manager(conf, db)
+    manager.build_failed(SERVICE, 'h1')
+    policy_file.write_text(text)
+    for _ in range(3):
+        clock[0] += policy.RELOAD_CHECK_SECONDS
+        manager.build_failed(SERVICE, 'h1')      # served as before
+    warnings = [r for r in caplog.records if 'not applied' in r.getMessage()]
+    assert len(warnings) == 1
+    assert 'Traceback' not in caplog.text
+    # a good file is applied at the next look
+    policy_file.write_text('"scheduler:build_failed": "!"\n')
+    clock[0] += policy.RELOAD_CHECK_SECONDS
+    assert _forbidden(manager.build_failed, SERVICE, 'h1').kwargs[
+        'check'] == '!'
+
+
 def test_a_verdict_is_remembered_per_caller_until_the_next_look(
         conf, db, tmp_path, monkeypatch):
     clock = [1000.0]

@@ -7,6 +7,7 @@ import pytest
 
 from scheduler import conf as sched_conf
 from scheduler.service import launcher as launcher_mod
+from scheduler.service import startup_checks
 from scheduler.service import supervisor
 from scheduler.cmd import server
 
@@ -120,7 +121,7 @@ def test_a_percent_encoded_password_reaches_the_broker_as_written(conf):
     from scheduler.rpc import messaging
     conf.set_override('transport_url',
                       'rabbit://u:p%40ss%3Aw%2Frd%231@127.0.0.1:5672/')
-    launcher_mod.check_config(conf)
+    startup_checks.check_config(conf)
     [url] = messaging.broker_urls(conf)
     # what kombu reads back is what the operator wrote
     from kombu.utils import url as kombu_url

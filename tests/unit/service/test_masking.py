@@ -3,7 +3,6 @@
 import pytest
 
 from scheduler.service import masking
-from scheduler.service import launcher
 
 
 @pytest.mark.parametrize('text, masked', [
@@ -28,7 +27,7 @@ from scheduler.service import launcher
 ])
 def test_mask(text, masked):
     assert masking.mask(text) == masked
-    assert launcher.redact(text) == masked
+    assert masking.mask(text) == masked
 
 
 def test_mask_dict_masks_urls_and_password_keys():

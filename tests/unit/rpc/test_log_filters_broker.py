@@ -1,0 +1,91 @@
+"""A broker outage is one line when it starts and one when it ends, per
+process, whatever the number of connections and reconnect attempts
+(issue 24 point 7). The records are oslo.messaging's own format strings
+and arguments."""
+
+import logging
+import uuid
+
+import pytest
+
+from scheduler.rpc import log_filters
+
+UNREACHABLE = ('[%(connection_id)s] AMQP server on %(hostname)s:%(port)s '
+               'is unreachable: %(err_str)s. Trying again in '
+               '%(sleep_time)d seconds.')
+RECONNECTED = ('[%(connection_id)s] Reconnected to AMQP server on '
+               '%(hostname)s:%(port)s via [%(transport)s] client with '
+               'port %(client_port)s.')
+
+
+def _info(connection):
+    return {'connection_id': connection, 'hostname': '127.0.0.1',
+            'port': 5672, 'err_str': '[Errno 111] Connection refused',
+            'sleep_time': 1, 'transport': 'amqp', 'client_port': 40000}
+
+
+@pytest.fixture
+def logger(caplog):
+    """A logger of its own with a fresh filter, as a worker has."""
+    logger = logging.getLogger('test.broker.%s' % uuid.uuid4().hex)
+    logger.addFilter(log_filters.BrokerOutage())
+    caplog.set_level(logging.DEBUG, logger=logger.name)
+    return logger
+
+
+def _outage(logger, connections=('c1', 'c2', 'c3'), attempts=20):
+    for _ in range(attempts):
+        logger.error('Failed to consume message from queue: %s',
+                     'Socket closed')
+        for connection in connections:
+            logger.error(UNREACHABLE, _info(connection))
+        logger.error('Connection failed: %s (retrying in %s seconds)',
+                     '[Errno 111] Connection refused', 1.0)
+    logger.warning('Failed to acknowledge received message: %s',
+                   'connection already closed')
+    for connection in connections:
+        logger.info(RECONNECTED, _info(connection))
+    return attempts * (len(connections) + 2) + 1
+
+
+def _lines(caplog, logger):
+    return [r for r in caplog.records if r.name == logger.name]
+
+
+def test_an_outage_is_two_lines_whatever_the_attempts(logger, caplog):
+    logged = _outage(logger)
+    lines = _lines(caplog, logger)
+    assert [r.levelname for r in lines] == ['WARNING', 'INFO'], [
+        r.getMessage() for r in lines]
+    first, last = (r.getMessage() for r in lines)
+    assert first.startswith('Message broker unreachable: Failed to consume '
+                            'message from queue: Socket closed')
+    assert last.startswith('Message broker reachable again after ')
+    assert '(%d lines about reconnect attempts' % (logged - 1) in last
+    assert not any(r.exc_info for r in lines)
+
+
+def test_each_outage_is_two_lines_again(logger, caplog):
+    for _ in range(3):
+        _outage(logger, attempts=2)
+    messages = [r.getMessage().split(' ')[2] for r in
+                _lines(caplog, logger)]
+    assert messages == ['unreachable:', 'reachable'] * 3
+
+
+def test_other_lines_pass_unchanged(logger, caplog):
+    logger.warning('Reset consumer for queue %s next offset was at %s.',
+                   'q', 3)
+    logger.info(RECONNECTED, _info('c1'))      # no outage: not a line
+    assert [r.getMessage() for r in _lines(caplog, logger)] == [
+        'Reset consumer for queue q next offset was at 3.']
+
+
+def test_installed_once_on_the_loggers_of_the_rabbit_driver():
+    log_filters.expected_broker_faults()
+    log_filters.expected_broker_faults()
+    filters = [[f for f in logging.getLogger(name).filters
+                if isinstance(f, log_filters.BrokerOutage)]
+               for name in ('oslo.messaging._drivers.impl_rabbit',
+                            'oslo_messaging._drivers.amqpdriver')]
+    assert len(filters[0]) == 1 and filters[0] == filters[1]
