@@ -3,6 +3,7 @@ and tracker attributes are decoded only when read."""
 
 import numpy as np
 
+from scheduler.db import changes
 from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
 from scheduler.db import providers as db_providers
@@ -12,6 +13,8 @@ from scheduler.host_state.table import HostTable
 from .. import fakes
 
 C1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
+C2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
+C3 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e53'
 
 
 def _cloud(db):
@@ -63,3 +66,79 @@ def test_attributes_stay_text_until_read(db):
     # a numeric column is built without keeping every row decoded
     assert table.column('vcpus').tolist() == [8.0, 16.0, 8.0]
     assert list(table.attributes._decoded) == [0]
+
+
+def _compare(a, b):
+    """Every column, label and description of two tables, row by row."""
+    n = a.size
+    assert b.size == n
+    for name in ('provider_id', 'generation', 'disabled', 'reported_at',
+                 'failed_builds', 'az'):
+        assert np.array_equal(getattr(a, name)[:n],
+                              getattr(b, name)[:n]), name
+    assert set(a.resources) == set(b.resources)
+    for rc in a.resources:
+        x, y = a.resources[rc], b.resources[rc]
+        for name in x.NAMES + ('allocation_ratio', 'free', 'assumed'):
+            assert np.array_equal(getattr(x, name)[:n],
+                                  getattr(y, name)[:n]), (rc, name)
+        assert x.stepped == y.stepped
+    assert [a.labels.kind_names[k] for k in a.labels.kind[:n]] == \
+        [b.labels.kind_names[k] for k in b.labels.kind[:n]]
+    assert a.az_names == b.az_names
+    assert a.hosts == b.hosts and a.reported_zones == b.reported_zones
+    for row in range(n):
+        assert a.attributes[row] == b.attributes[row]
+    assert np.array_equal(a.column('vcpus'), b.column('vcpus'))
+
+
+def test_poll_apply_equals_row_by_row_apply(db):
+    """The poller's columnar apply of changed rows (a claim, a report
+    changing zone, attributes and usage, a new provider) gives the table
+    the per-row apply gives."""
+    _cloud(db)
+    tables = [HostTable(default_zone='nova') for _ in range(2)]
+    for table in tables:
+        bulk.load(table, *db_providers.load_all(db))
+        table.column('vcpus')  # an attribute column kept up to date
+    with db.reader() as session:
+        since = changes.position(session)
+    h1 = db_providers.find_provider(db, 'h1')['id']
+    claims.claim_resources(db, [claims.Claim(C2, h1, {rcs.VCPU: 2})])
+    fakes.report(db, 'h3', memory_mb=4096, memory_mb_used=2000,
+                 availability_zone='az2', vcpus=12)
+    fakes.report(db, 'h4', vcpus=4)
+    with db.connection() as connection:
+        until = changes.position(connection)
+        rows = db_providers.read_changed(connection, since, until)
+    assert len(rows[0]) == 3
+    tables[0].apply(db_providers.load_changes(db, since=since, until=until))
+    assert bulk.apply_changes(tables[1], *rows) == 3
+    _compare(*tables)
+    assert tables[1].column('vcpus').tolist() == [8.0, 16.0, 12.0, 4.0]
+    # a row whose usage alone changed again: still the same table
+    claims.claim_resources(db, [claims.Claim(C3, h1, {rcs.VCPU: 1})])
+    with db.connection() as connection:
+        rows = db_providers.read_changed(connection, until,
+                                         changes.position(connection))
+    assert len(rows[0]) == 1
+    tables[0].apply(db_providers.load_changes(db, provider_ids=[h1]))
+    bulk.apply_changes(tables[1], *rows)
+    _compare(*tables)
+
+
+def test_poll_apply_leaves_a_row_confirmed_since_for_a_reread(db):
+    _cloud(db)
+    table = HostTable()
+    bulk.load(table, *db_providers.load_all(db))
+    h1 = db_providers.find_provider(db, 'h1')['id']
+    row = table.row_of(h1)
+    epoch = table.confirm_epoch
+    table.assume(row, {rcs.VCPU: 1})
+    table.confirm(row, {rcs.VCPU: 1})
+    before = int(table.resources[rcs.VCPU].claimed[row])
+    with db.connection() as connection:
+        rows = db_providers.read_changed(connection, provider_ids=[h1])
+    bulk.apply_changes(table, *rows, read_epoch=epoch)
+    assert int(table.resources[rcs.VCPU].claimed[row]) == before
+    assert table.take_dirty() == {h1}
