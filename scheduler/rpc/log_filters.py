@@ -16,7 +16,11 @@ first such record of an outage becomes one WARNING line, ``Message broker
 unreachable: <error>``; the next are dropped and counted; the first
 ``Reconnected to AMQP server`` becomes one INFO line, ``Message broker
 reachable again after N s``, with the number of lines dropped; later
-reconnections of the process's other connections are dropped too.
+reconnections of the process's other connections are dropped too, and
+so are lines of the kind that starts an outage for ``SETTLE`` seconds
+after its end: they are its echoes (connections still in their retry
+sleep, acknowledgements of messages read on a connection now closed).
+A broker that stays away longer is logged as a new outage.
 """
 
 import logging
@@ -74,6 +78,7 @@ _BROKER_AWAY = (
     'Failed to process incoming message, retrying')
 _BROKER_BACK = '[%(connection_id)s] Reconnected to AMQP server'
 _DETAIL_LENGTH = 200
+SETTLE = 10.0
 
 
 class BrokerOutage(logging.Filter):
@@ -84,6 +89,7 @@ class BrokerOutage(logging.Filter):
         super().__init__()
         self._lock = threading.Lock()
         self._since = None       # monotonic start of the outage
+        self._ended = None       # monotonic end of the last one
         self._dropped = 0
 
     def filter(self, record):
@@ -96,10 +102,13 @@ class BrokerOutage(logging.Filter):
 
     def _away(self, record):
         with self._lock:
+            now = time.monotonic()
             if self._since is not None:
                 self._dropped += 1
                 return False
-            self._since = time.monotonic()
+            if self._ended is not None and now - self._ended < SETTLE:
+                return False
+            self._since = now
         detail = record.getMessage()
         if record.exc_info and record.exc_info[1] is not None:
             detail += ': %s' % type(record.exc_info[1]).__name__
@@ -113,7 +122,8 @@ class BrokerOutage(logging.Filter):
         with self._lock:
             if self._since is None:
                 return False     # another connection of the same return
-            lasted = time.monotonic() - self._since
+            self._ended = time.monotonic()
+            lasted = self._ended - self._since
             dropped, self._since, self._dropped = self._dropped, None, 0
         _rewrite(record, logging.INFO,
                  'Message broker reachable again after %.1f s (%d lines '

@@ -5,8 +5,10 @@ import gc
 import logging
 
 import pytest
+import sqlalchemy
 from oslo_db import exception as db_exc
 
+from scheduler.db import aggregates as db_aggregates
 from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
 from scheduler.db import api as db_api
@@ -16,6 +18,7 @@ from scheduler.host_state import HostStateCache
 from .. import fakes
 
 C1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
+C2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
 
 
 class _Clock:
@@ -197,3 +200,51 @@ def test_poller_logs_a_database_outage_once_and_its_end(db, hosts, caplog):
     assert 'Host state refresh failed' in messages[0]
     assert 'SQL' not in messages[0] and not caplog.records[0].exc_info
     assert messages[1] == 'Host state refresh works again'
+
+
+class _Statements:
+    """The statements sent on ``db``'s engine (their first word)."""
+
+    def __init__(self, db):
+        self.sent = []
+        sqlalchemy.event.listen(db.engine, 'before_cursor_execute',
+                                self._count)
+        self._engine = db.engine
+
+    def _count(self, conn, cursor, statement, *args):
+        verb = statement.split()[0].upper()
+        if verb != 'BEGIN':  # SQLite's own, no round trip
+            self.sent.append(verb)
+
+    def close(self):
+        sqlalchemy.event.remove(self._engine, 'before_cursor_execute',
+                                self._count)
+
+
+def test_a_poll_reads_what_moved_and_nothing_else(db, other_db, hosts):
+    cache = HostStateCache(db)
+    cache.refresh()
+    counter = _Statements(db)
+    try:
+        assert cache.refresh(force=True) == 0
+        # nothing new: the position's one statement
+        assert counter.sent == ['SELECT']
+        claims.claim_resources(other_db, [claims.Claim(C1, hosts[0],
+                                                       {rcs.VCPU: 2})])
+        counter.sent.clear()
+        assert cache.refresh(force=True) == 1
+        # position, providers, inventories: no aggregate read
+        assert counter.sent == ['SELECT'] * 3
+        db_aggregates.save_aggregates(other_db, [{
+            'uuid': C2, 'name': 'a', 'hosts': ['h1'],
+            'metadata': {'availability_zone': 'az9'}}])
+        counter.sent.clear()
+        cache.refresh(force=True)
+        # an aggregate's stripe moved: it is read
+        assert len(counter.sent) == 3
+    finally:
+        counter.close()
+    row = cache.table.rows_of_host('h1')[0]
+    assert cache.table.view(row).availability_zone == 'az9'
+    assert cache.table.free(rcs.VCPU)[cache.table.row_of(hosts[0])] == \
+        fakes.compute_node('h0').vcpus * 16 - 2

@@ -65,9 +65,12 @@ def test_an_outage_is_two_lines_whatever_the_attempts(logger, caplog):
     assert not any(r.exc_info for r in lines)
 
 
-def test_each_outage_is_two_lines_again(logger, caplog):
+def test_each_outage_is_two_lines_again(logger, caplog, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(log_filters.time, 'monotonic', lambda: now[0])
     for _ in range(3):
         _outage(logger, attempts=2)
+        now[0] += log_filters.SETTLE + 1
     messages = [r.getMessage().split(' ')[2] for r in
                 _lines(caplog, logger)]
     assert messages == ['unreachable:', 'reachable'] * 3
@@ -89,3 +92,18 @@ def test_installed_once_on_the_loggers_of_the_rabbit_driver():
                for name in ('oslo.messaging._drivers.impl_rabbit',
                             'oslo_messaging._drivers.amqpdriver')]
     assert len(filters[0]) == 1 and filters[0] == filters[1]
+
+
+def test_echoes_after_the_end_are_not_a_new_outage(logger, caplog,
+                                                   monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(log_filters.time, 'monotonic', lambda: now[0])
+    _outage(logger, attempts=2)
+    # a message read on a connection now closed, acknowledged late
+    logger.warning('Failed to acknowledge received message: %s',
+                   'connection already closed')
+    now[0] += log_filters.SETTLE + 1          # the broker goes away again
+    logger.error(UNREACHABLE, _info('c1'))
+    messages = [r.getMessage().split(' ')[2] for r in
+                _lines(caplog, logger)]
+    assert messages == ['unreachable:', 'reachable', 'unreachable:']
