@@ -8,6 +8,7 @@ import pytest
 import sqlalchemy
 from oslo_db import exception as db_exc
 
+from scheduler import objects
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
@@ -235,9 +236,9 @@ def test_a_poll_reads_what_moved_and_nothing_else(db, other_db, hosts):
         assert cache.refresh(force=True) == 1
         # position, providers, inventories: no aggregate read
         assert counter.sent == ['SELECT'] * 3
-        db_aggregates.save_aggregates(other_db, [{
-            'uuid': C2, 'name': 'a', 'hosts': ['h1'],
-            'metadata': {'availability_zone': 'az9'}}])
+        db_aggregates.save_aggregates(other_db, [objects.Aggregate(
+            uuid=C2, name='a', hosts=['h1'],
+            metadata={'availability_zone': 'az9'})])
         counter.sent.clear()
         cache.refresh(force=True)
         # an aggregate's stripe moved: it is read
