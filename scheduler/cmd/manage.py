@@ -201,6 +201,7 @@ def _configure(args):
 
 def main(argv=None):
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    output.quiet_libraries()
     conf, problem = _configure(args)
     command = (args.group, args.action)
     if not problem and command not in _NO_SCHEMA_NEEDED:

@@ -5,12 +5,15 @@ cannot use: as one line, never a traceback.
 ``command(subparsers, name, help=...)`` adds a subcommand that accepts
 ``--format table|json`` after its name too (``scheduler-manage host list
 --format json``), as well as before it; ``database_error(conf, exc)`` is
-the one line for an exception of ``DATABASE_ERRORS``.
+the one line for an exception of ``DATABASE_ERRORS``; ``quiet_libraries()``
+keeps oslo.db's own warnings (a URL without a driver name) from adding
+lines of their own beside it.
 """
 
 import argparse
 import datetime
 import json
+import logging
 
 import sqlalchemy.exc
 from oslo_db import exception as db_exc
@@ -70,6 +73,17 @@ def command(subparsers, name, **kwargs):
 
 def database_error(conf, exc):
     """One line: which database (password masked) and why."""
-    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if isinstance(exc, ImportError):
+        # postgresql:// means psycopg (3) to SQLAlchemy 2.1, mysql://
+        # MySQLdb: neither is what this package installs
+        why += ('; name a driver that is installed in the URL, e.g. '
+                'postgresql+psycopg2:// or mysql+pymysql://')
     return masking.mask('cannot use the database %s: %s' % (
-        conf.database.connection, lines[0]))
+        conf.database.connection, why))
+
+
+def quiet_libraries():
+    """A command has no log: Python would print oslo.db's warnings on
+    stderr as lines of their own; what is wrong is said in one line."""
+    logging.getLogger('oslo_db').setLevel(logging.ERROR)

@@ -191,6 +191,7 @@ def main(argv=None):
     if argv == ['--version']:
         print('scheduler-status %s' % version.release())
         return 0
+    output.quiet_libraries()
     try:
         return upgradecheck.main(conf, 'scheduler', checks, argv)
     except cfg.Error as exc:  # a file that is missing or does not parse

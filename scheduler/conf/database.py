@@ -1,15 +1,26 @@
-"""[database] options, owned by oslo.db; only the default URL is ours.
+"""[database] options, owned by oslo.db; only their defaults are ours.
 
-The default is a SQLite file in the current directory, which is enough for
-one machine. Production uses PostgreSQL or MySQL/MariaDB, e.g.
+The default URL is a SQLite file in the current directory, which is enough
+for one machine. Production uses PostgreSQL or MySQL/MariaDB, e.g.
 ``postgresql+psycopg2://user@db/scheduler`` or
 ``mysql+pymysql://user:pw@db/scheduler``.
+
+``register_opts(conf)`` gives ``conf`` these defaults;
+``set_sample_defaults()`` (the ``oslo.config.opts.defaults`` entry point,
+called by ``oslo-config-generator`` only) writes them into oslo.db's
+option definitions, so that the sample documents the values the commands
+use rather than oslo.db's (``connection = <None>``).
 """
 
 from oslo_config import cfg
 from oslo_db import options as db_options
 
 DEFAULT_CONNECTION = 'sqlite:///scheduler.sqlite'
+# Pool sized for the 16 RPC threads of a worker: enough connections that
+# no request waits for one, few enough that several workers on a few
+# machines stay well below PostgreSQL's default 100 connections.
+DEFAULTS = {'connection': DEFAULT_CONNECTION, 'max_pool_size': 8,
+             'max_overflow': 16}
 
 
 _OPTS = [
@@ -29,12 +40,15 @@ _OPTS = [
 
 
 def register_opts(conf):
-    # Pool sized for the 16 RPC threads of a worker: enough connections
-    # that no request waits for one, few enough that several workers on a
-    # few machines stay well below PostgreSQL's default 100 connections.
-    db_options.set_defaults(conf, connection=DEFAULT_CONNECTION,
-                            max_pool_size=8, max_overflow=16)
+    db_options.set_defaults(conf, **DEFAULTS)
     conf.register_opts(_OPTS, group='database')
+
+
+def set_sample_defaults():
+    # oslo.db lists its module-level options to the generator: the only
+    # place its defaults can be changed for the sample. A process that
+    # serves never calls this; its ConfigOpts get DEFAULTS above.
+    cfg.set_defaults(db_options.database_opts, **DEFAULTS)
 
 
 def list_opts():

@@ -22,7 +22,9 @@ or, for a Placement with ``[api] auth_strategy = noauth2`` (tests)::
     endpoint = http://127.0.0.1:8778
     token = admin
 
-See doc/source/placement-feed.rst.
+The workers use the same session options to write allocations back to
+Placement when ``[nova] enabled`` and ``[nova] placement_write_back`` are
+set (``scheduler.rpc.nova_placement``). See doc/source/placement-feed.rst.
 """
 
 from keystoneauth1 import loading as ks_loading

@@ -68,6 +68,26 @@ scheduler_opts = [
                     'info). Kept apart from "topic" so that a storm of '
                     'reports never queues select_destinations calls behind '
                     'it. Unset: "<topic>_reports".'),
+    cfg.IntOpt('report_batch_size',
+               default=200, min=1,
+               help='With the rabbit driver, a worker takes the report '
+                    'topic\'s messages in batches of at most this many '
+                    '(the broker pushes it at most twice as many '
+                    'unacknowledged ones), checks each as a single '
+                    'message is, writes the newest report of each host '
+                    'in one transaction and acknowledges the batch once '
+                    'it committed. Larger batches cost less CPU per '
+                    'report under a burst but hold more providers locked '
+                    'while they are written. 1: one message at a time, '
+                    'as with any other driver. Related options: '
+                    'report_batch_window. See doc/source/delivery.rst.'),
+    cfg.FloatOpt('report_batch_window',
+                 default=0.02, min=0.001,
+                 help='Seconds a worker gathers the report topic\'s '
+                      'messages into one batch before it handles them '
+                      '(at most; a full batch is handled at once): the '
+                      'longest a report waits before its write starts. '
+                      'Related options: report_batch_size.'),
     cfg.IntOpt('max_attempts',
                default=3, min=1,
                help='Maximum number of hosts a conductor tries for one '

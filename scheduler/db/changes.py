@@ -143,6 +143,7 @@ import functools
 import random
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from scheduler.db import api as db_api
 from scheduler.db import models
@@ -178,14 +179,16 @@ class Position:
                 self.legacy != other.legacy)
 
 
-# built once: executing it reuses its compiled form
-_POSITION = sa.select(STRIPE.c.stripe, STRIPE.c.seq)
+# fixed text, run without compiling (the poller sends it every 50 ms)
+_POSITION = 'SELECT stripe, seq FROM %s' % STRIPE.name
 
 
 def position(connection, legacy=False):
     """The feed's current position (read it before the rows), through a
     session or a Core connection: one statement (two with ``legacy``)."""
-    values = dict(connection.execute(_POSITION).tuples().all())
+    if isinstance(connection, orm.Session):
+        connection = connection.connection()
+    values = dict(connection.exec_driver_sql(_POSITION).all())
     stripes = tuple(values.get(s, 0) for s in range(STRIPES))
     counter = db_api.current_change_seq(connection) if legacy else None
     return Position(stripes, counter)
@@ -197,14 +200,58 @@ def changed_after(table, since, until=None):
     With ``until`` (a later position), only the stripes that moved in
     between are asked for, which is what keeps a refresh's query small.
     """
+    pairs, legacy = _moved(since, until)
+    return _condition(table, len(pairs), legacy is not None).params(
+        _feed_params(pairs, legacy))
+
+
+def select_changed(statement, table, since, until=None):
+    """``statement`` (a select of ``table``) limited to
+    ``changed_after(table, since, until)``, as (statement, parameters):
+    the statement is built once per number of stripes asked about, so
+    executing it reuses its compiled form (the poller's read)."""
+    pairs, legacy = _moved(since, until)
+    return (_select_where(statement, table, len(pairs), legacy is not None),
+            _feed_params(pairs, legacy))
+
+
+def _moved(since, until):
+    """[(stripe, value seen)] of the stripes to ask about, and the legacy
+    counter's value seen (None: not asked about)."""
     stripes = range(STRIPES) if until is None else [
         s for s in range(STRIPES) if until.stripes[s] != since.stripes[s]]
-    terms = [sa.and_(table.c.feed_stripe == s,
-                     table.c.feed_seq > since.stripes[s]) for s in stripes]
-    if since.legacy is not None and (until is None
-                                     or until.legacy != since.legacy):
-        terms.append(table.c.change_seq > since.legacy)
+    legacy = since.legacy if since.legacy is not None and (
+        until is None or until.legacy != since.legacy) else None
+    return [(s, since.stripes[s]) for s in stripes], legacy
+
+
+def _feed_params(pairs, legacy):
+    params = {'feed_legacy': legacy} if legacy is not None else {}
+    for i, (stripe, seen) in enumerate(pairs):
+        params['feed_s%d' % i] = stripe
+        params['feed_q%d' % i] = seen
+    return params
+
+
+@functools.lru_cache(maxsize=None)
+def _condition(table, count, legacy):
+    """``count`` terms ``feed_stripe = :feed_s<i> AND feed_seq >
+    :feed_q<i>`` (and ``change_seq > :feed_legacy``), OR'ed."""
+    terms = [sa.and_(
+        table.c.feed_stripe == sa.bindparam('feed_s%d' % i,
+                                            type_=sa.Integer),
+        table.c.feed_seq > sa.bindparam('feed_q%d' % i,
+                                        type_=table.c.feed_seq.type))
+        for i in range(count)]
+    if legacy:
+        terms.append(table.c.change_seq > sa.bindparam(
+            'feed_legacy', type_=table.c.change_seq.type))
     return sa.or_(*terms) if terms else sa.false()
+
+
+@functools.lru_cache(maxsize=256)
+def _select_where(statement, table, count, legacy):
+    return statement.where(_condition(table, count, legacy))
 
 
 class Change:

@@ -466,8 +466,8 @@ def read_changed(connection, since=None, until=None, provider_ids=None):
         providers = connection.execute(
             _PROVIDERS_OF, {'ids': ids}).tuples().all() if ids else []
     else:
-        providers = connection.execute(_PROVIDERS.where(
-            changes.changed_after(P, since, until))).tuples().all()
+        providers = connection.execute(*changes.select_changed(
+            _PROVIDERS, P, since, until)).tuples().all()
     if not providers:
         return [], []
     inventories = connection.execute(

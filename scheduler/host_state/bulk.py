@@ -45,6 +45,11 @@ INVENTORY_FIELDS = ('provider_id', 'resource_class', 'total', 'reserved',
                     'max_unit', 'step_size', 'allocation_ratio')
 
 
+# the integer fields of an inventory row (all but the first two and the
+# allocation ratio)
+_NUMBER_FIELDS = INVENTORY_FIELDS[2:-1]
+
+
 @contextlib.contextmanager
 def collector_paused():
     """No garbage collection inside; what is alive after it is frozen."""
@@ -128,42 +133,57 @@ def _zones(table, zones, n):
 
 def _inventories(table, inventories, accepted=None):
     """Every inventory field as one numpy column, scattered to the rows
-    of its provider, class by class; with ``accepted`` (a mask of the
-    table's rows) only to those rows, whose other classes are zeroed
-    (an inventory withdrawn). Free amounts follow."""
+    of its provider, class by class; with ``accepted`` (an index array of
+    rows) only to those rows, which lose the classes they no longer have
+    (an inventory withdrawn: zeroed). Free amounts follow."""
     m = len(inventories)
     fields = list(zip(*inventories)) or [()] * len(INVENTORY_FIELDS)
     if accepted is None:
         rows, known = _rows_of_ids(table,
                                    np.fromiter(fields[0], np.int64, m))
+        touched = slice(0, table.size)
     else:
         rows = _rows_of(table, fields[0])
-        known = rows >= 0
-        known[known] = accepted[rows[known]]
+        known = _mask(table, accepted)[rows] & (rows >= 0)
+        touched = accepted
     # an inventory whose provider the first query did not see yet (both
     # read without one snapshot) comes with the provider's next change
     codes, classes = _class_codes(fields[1], m)
-    values = {name: np.fromiter(fields[index], np.float64 if name ==
-                                'allocation_ratio' else np.int64, m)
-              for index, name in enumerate(INVENTORY_FIELDS[2:], start=2)}
+    # the integer fields as one (field, row) block, the ratio apart
+    numbers = np.array(fields[2:-1], dtype=np.int64).reshape(-1, m)
+    ratios = np.fromiter(fields[-1], np.float64, m)
+    step = _NUMBER_FIELDS.index('step_size')
     for rc in classes:
         if rc not in table.resources:
             table.resources[rc] = _ResourceColumns(table._allocated)
-    n = table.size
-    touched = slice(0, n) if accepted is None else np.flatnonzero(accepted)
     for rc, cols in table.resources.items():
+        of_class = known & (codes == classes.index(rc)) if rc in classes \
+            else np.zeros(m, dtype=bool)
+        where = rows[of_class]
         if accepted is not None:
-            for name in _ResourceColumns.NAMES + ('allocation_ratio',):
-                getattr(cols, name)[touched] = 0
-        if rc in classes:
-            of_class = (codes == classes.index(rc)) & known
-            where = rows[of_class]
-            for name, column in values.items():
-                getattr(cols, name)[where] = column[of_class]
-        cols.stepped = bool(np.any(cols.step_size[:n] > 1))
+            _withdraw(cols, accepted[~_mask(table, where)[accepted]])
+        block = numbers[:, of_class]
+        for index, name in enumerate(_NUMBER_FIELDS):
+            getattr(cols, name)[where] = block[index]
+        cols.allocation_ratio[where] = ratios[of_class]
+        cols.stepped = cols.stepped or bool(np.any(block[step] > 1))
         cols.free[touched] = cols.capacity[touched] - np.maximum(
             cols.reported_used[touched],
             cols.claimed[touched] + cols.assumed[touched])
+
+
+def _mask(table, rows):
+    """A mask of the table's rows (one more, False, for row -1)."""
+    mask = np.zeros(table.size + 1, dtype=bool)
+    mask[rows] = True
+    return mask
+
+
+def _withdraw(cols, rows):
+    """The class is gone from these rows' inventories."""
+    if len(rows):
+        for name in _ResourceColumns.NAMES + ('allocation_ratio',):
+            getattr(cols, name)[rows] = 0
 
 
 def apply_changes(table, providers, inventories, read_epoch=None):
@@ -179,10 +199,9 @@ def apply_changes(table, providers, inventories, read_epoch=None):
     for index in new.tolist():
         rows[index] = table._append(dict(zip(PROVIDER_FIELDS,
                                              providers[index])))
-    keep = np.ones(n, dtype=bool)
-    if read_epoch is not None:
-        keep = table.confirmed[rows] <= read_epoch
-        keep[new] = True
+    keep = table.confirmed[rows] <= (
+        read_epoch if read_epoch is not None else table.confirm_epoch)
+    if not keep.all():
         table.dirty.update(np.asarray(columns[0])[~keep].tolist())
     where = rows[keep]
     table.provider_id[where] = np.asarray(columns[0], np.int64)[keep]
@@ -197,9 +216,7 @@ def apply_changes(table, providers, inventories, read_epoch=None):
     for index in np.flatnonzero(described & keep).tolist():
         table._describe(int(rows[index]),
                         dict(zip(PROVIDER_FIELDS, providers[index])))
-    accepted = np.zeros(table._allocated, dtype=bool)
-    accepted[where] = True
-    _inventories(table, inventories, accepted)
+    _inventories(table, inventories, where)
     for column, compute in table._report_columns.values():
         column[where] = compute(table, where)
     return n

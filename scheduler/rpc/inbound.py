@@ -7,8 +7,10 @@ through:
 
 * a JSON body larger than ``max_bytes`` is refused before it is decoded
   (decoding costs several times its size: the text, the envelope's inner
-  string, then the Python objects); what it cost is the body itself as
-  the broker client received it, freed once dropped;
+  string, then the Python objects); what it costs is the body as the
+  broker client assembled it from its frames (about twice its size for
+  a moment), freed once dropped. Only the broker can refuse it earlier
+  (RabbitMQ's ``max_message_size``);
 * every compressed body inflates at most ``max_bytes``: the decoders of
   kombu's compression registry are replaced by bounded ones, and formats
   that cannot be bounded are refused.

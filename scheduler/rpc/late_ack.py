@@ -35,8 +35,10 @@ callers wait for their call monitor, its reports are gone.
 
 ``ReportServer`` is the report topic's: a report is acknowledged only
 once ``update_resource_stats`` has seen it committed, and
-``ReportNotStored`` requeues it once. ``CallServer`` is the decision
-topic's.
+``ReportNotStored`` requeues it once. With the rabbit driver the topic is
+served in batches by its subclass ``scheduler.rpc.report_batches.
+ReportBatchServer`` (a server's ``batch``: what one poll gathers).
+``CallServer`` is the decision topic's.
 
 Only the rabbit driver (kombu, including the in-memory transport of the
 unit tests) is adapted; with another driver a server behaves as a plain
@@ -65,7 +67,7 @@ REPORT_THREADS = 64
 REQUEUED_REMEMBERED = 10000
 
 
-class _LateAckMessage(amqpdriver.NotificationAMQPIncomingMessage):
+class LateAckMessage(amqpdriver.NotificationAMQPIncomingMessage):
     """``acknowledge`` is a no-op, as for oslo.messaging's own RPC
     messages (``RPCServer`` calls it before dispatching); ``settle``
     acknowledges to the broker, from the consumer's thread."""
@@ -82,7 +84,7 @@ class _LateAckListener(amqpdriver.RpcAMQPListener):
     polls. No duplicate cache: a requeued message must be delivered
     again."""
 
-    message_cls = _LateAckMessage
+    message_cls = LateAckMessage
     use_cache = False
 
     def __call__(self, message):
@@ -135,6 +137,9 @@ class LateAckServer(rpc_server.RPCServer):
     pool_size = None
     #: cast exceptions whose message is requeued once
     requeue_once = ()
+    #: what one poll gathers at most: (messages, seconds); one message
+    #: for a server that handles each in a thread of its own
+    batch = (1, None)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -142,14 +147,11 @@ class LateAckServer(rpc_server.RPCServer):
         self._requeued_lock = threading.Lock()
 
     def _create_listener(self):
-        adapter = super()._create_listener()
+        adapter = self.transport._listen(self._target, *self.batch)
         listener = getattr(adapter, '_poll_style_listener', None)
         if type(listener) is amqpdriver.RpcAMQPListener:
             listener.__class__ = _LateAckListener
-            # start() built the thread pool just before
-            _bound_prefetch(listener, getattr(
-                self._work_executor, '_max_workers',
-                self.conf.executor_thread_pool_size))
+            _bound_prefetch(listener, self.prefetch())
         else:
             LOG.warning('Transport driver %s: messages on topic %s are '
                         'acknowledged before they are handled',
@@ -157,9 +159,15 @@ class LateAckServer(rpc_server.RPCServer):
                         getattr(self._target, 'topic', None))
         return adapter
 
+    def prefetch(self):
+        """The unacknowledged messages the broker may push: one per
+        thread (``start()`` built the thread pool just before)."""
+        return getattr(self._work_executor, '_max_workers',
+                       self.conf.executor_thread_pool_size)
+
     def _process_incoming(self, incoming):
         message = incoming[0]
-        if not isinstance(message, _LateAckMessage):
+        if not isinstance(message, LateAckMessage):
             return super()._process_incoming(incoming)
         try:
             if not getattr(message, 'orig_msg_id', None):
@@ -178,18 +186,24 @@ class LateAckServer(rpc_server.RPCServer):
         try:
             self.dispatcher.dispatch(message)
         except self.requeue_once as exc:
-            if self._first_delivery(message):
-                LOG.warning('%s; the broker will deliver it again', exc)
-                message.requeued = True
-                message.requeue()
-                return
-            LOG.error('%s; dropped, as it was delivered twice', exc)
+            self.requeue_once_only(message, exc)
         except rpc_dispatcher.ExpectedException:
             # an answer, not a fault (a policy refusal): already logged
             # once where it was raised, as oslo.messaging treats it too
             LOG.debug('Expected exception during cast handling')
         except Exception:
             LOG.exception('Exception during message handling')
+
+    def requeue_once_only(self, message, exc):
+        """``message`` failed with ``exc``: requeued (its ``requeued``
+        set) if never delivered before, else left to be acknowledged
+        and dropped with an error line."""
+        if self._first_delivery(message):
+            LOG.warning('%s; the broker will deliver it again', exc)
+            message.requeued = True
+            message.requeue()
+            return
+        LOG.error('%s; dropped, as it was delivered twice', exc)
 
     def _first_delivery(self, message):
         """True (and remembered) if ``message`` was never delivered before."""

@@ -27,6 +27,8 @@ import logging
 import threading
 import time
 
+_DETAIL_LENGTH = 200
+
 
 class OneLine(logging.Filter):
 
@@ -38,12 +40,9 @@ class OneLine(logging.Filter):
     def filter(self, record):
         if record.exc_info and str(record.msg).startswith(self.prefixes):
             error = record.exc_info[1]
-            record.msg = '%s: %s: %s'
-            record.args = (self.text, type(error).__name__,
-                           str(error).replace('\n', ' ')[:200])
-            record.exc_info = None
-            record.exc_text = None
-            record.levelno, record.levelname = logging.WARNING, 'WARNING'
+            _rewrite(record, logging.WARNING, '%s: %s: %s', self.text,
+                     type(error).__name__,
+                     str(error).replace('\n', ' ')[:_DETAIL_LENGTH])
         return True
 
 
@@ -77,7 +76,6 @@ _BROKER_AWAY = (
     'The reply %(msg_id)s failed to send',
     'Failed to process incoming message, retrying')
 _BROKER_BACK = '[%(connection_id)s] Reconnected to AMQP server'
-_DETAIL_LENGTH = 200
 SETTLE = 10.0
 
 
@@ -94,10 +92,13 @@ class BrokerOutage(logging.Filter):
 
     def filter(self, record):
         text = str(record.msg)
-        if text.startswith(_BROKER_BACK):
-            return self._back(record)
-        if text.startswith(_BROKER_AWAY):
-            return self._away(record)
+        try:
+            if text.startswith(_BROKER_BACK):
+                return self._back(record)
+            if text.startswith(_BROKER_AWAY):
+                return self._away(record)
+        except Exception:  # a filter must never fail the library's call
+            pass
         return True
 
     def _away(self, record):
@@ -109,13 +110,10 @@ class BrokerOutage(logging.Filter):
             if self._ended is not None and now - self._ended < SETTLE:
                 return False
             self._since = now
-        detail = record.getMessage()
-        if record.exc_info and record.exc_info[1] is not None:
-            detail += ': %s' % type(record.exc_info[1]).__name__
         _rewrite(record, logging.WARNING,
                  'Message broker unreachable: %s; reconnecting (nothing '
                  'more is logged until it is back)',
-                 detail.replace('\n', ' ')[:_DETAIL_LENGTH])
+                 _detail(record).replace('\n', ' ')[:_DETAIL_LENGTH])
         return True
 
     def _back(self, record):
@@ -130,6 +128,15 @@ class BrokerOutage(logging.Filter):
                  'about reconnect attempts were not logged)',
                  lasted, dropped)
         return True
+
+
+def _detail(record):
+    """The error of an outage record, without its retry advice."""
+    args = record.args
+    if isinstance(args, dict) and 'err_str' in args:
+        return '%s:%s: %s' % (args.get('hostname'), args.get('port'),
+                              args['err_str'])
+    return record.getMessage()
 
 
 def _rewrite(record, level, msg, *args):

@@ -37,6 +37,7 @@ from scheduler import conf as sched_conf
 from scheduler.rpc import inbound
 from scheduler import objects
 from scheduler.rpc import late_ack
+from scheduler.rpc import report_batches
 
 LOG = logging.getLogger(__name__)
 
@@ -132,7 +133,8 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL):
     whichever worker of any scheduler takes them from the shared queue.
     Every endpoint method is served on both topics. The report topic's
     server acknowledges a cast only once its endpoint returned
-    (``scheduler.rpc.late_ack``), the decision topic's a call once
+    (``scheduler.rpc.late_ack``), or once its batch's reports committed
+    (``scheduler.rpc.report_batches``), the decision topic's a call once
     it was answered.
     """
     report_topic = sched_conf.scheduler.report_topic(conf)
@@ -144,12 +146,15 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL):
                                # late_ack: acknowledged once answered
                                endpoints, late_ack.CallServer))
     if serves in (SERVES_ALL, SERVES_REPORTS):
+        # in batches with the rabbit driver, one at a time otherwise
+        server_cls, extra = report_batches.server_class(conf, transport,
+                                                        endpoints)
         servers.append(_server(conf, transport, report_topic, endpoints,
-                               late_ack.ReportServer))
+                               server_cls, **extra))
     return Servers(servers)
 
 
-def _server(conf, transport, topic, endpoints, server_cls):
+def _server(conf, transport, topic, endpoints, server_cls, **extra):
     # our dispatcher: bad input and database outages become answers; it is
     # imported here because it needs oslo.db, which clients must not load
     from scheduler.rpc import dispatcher
@@ -157,4 +162,4 @@ def _server(conf, transport, topic, endpoints, server_cls):
         transport, oslo_messaging.Target(topic=topic, server=conf.host),
         dispatcher.SchedulerDispatcher(endpoints, get_serializer(),
                                        conf.limits, conf.host),
-        executor='threading')
+        executor='threading', **extra)

@@ -6,7 +6,7 @@ each validated report to ``submit``, which returns only once a transaction
 holding the report (or a newer report of the same (host, node)) has
 committed, and raises ``exception.ReportNotStored`` if the write failed or
 did not end within ``timeout`` seconds. The report topic's server
-acknowledges the cast only after that (``scheduler.rpc.report_consumer``), so a
+acknowledges the cast only after that (``scheduler.rpc.late_ack``), so a
 worker that dies loses no acknowledged report: the broker delivers the
 unacknowledged ones to another worker.
 
@@ -21,8 +21,15 @@ reports that change something (``record_compute_nodes`` in
 write). Batches thus grow with the load. A batch that fails is retried
 report by report, so one bad report fails alone.
 ``flush()`` waits until every report submitted so far is handled.
+
+A server that takes its messages in batches
+(``scheduler.rpc.report_batches``) submits a batch's reports inside
+``holding()``, where ``submit`` returns at once; it then ``wait``s for
+them all (written in one transaction, of however many reports) and
+``check``s each message's before acknowledging it.
 """
 
+import contextlib
 import threading
 import time
 
@@ -43,13 +50,15 @@ WRITE_TIMEOUT = 60.0
 
 
 class _Ticket:
-    """One submitted report's outcome: ``done``, and ``error`` if it failed."""
+    """One submitted report's outcome: ``done``, and ``error`` if it
+    failed; ``key``: its (host, node)."""
 
-    __slots__ = ('done', 'error')
+    __slots__ = ('done', 'error', 'key')
 
-    def __init__(self):
+    def __init__(self, key):
         self.done = False
         self.error = None
+        self.key = key
 
 
 class ReportWriter:
@@ -72,16 +81,50 @@ class ReportWriter:
         self._times = {}        # (host, node) -> the report's time
         self._busy = False
         self._changed = threading.Condition()
+        # the tickets of a thread inside holding()
+        self._held = threading.local()
 
     def submit(self, node, timeout=WRITE_TIMEOUT):
-        """Store ``node``; return once committed (module docstring)."""
+        """Store ``node``; return once committed (module docstring), or
+        at once inside ``holding()``."""
         ticket = self._enqueue(node)
+        held = getattr(self._held, 'tickets', None)
+        if held is not None:
+            held.append(ticket)
+            return
+        self.wait([ticket], timeout)
+        self.check([ticket])
+
+    @contextlib.contextmanager
+    def holding(self):
+        """Within the block, ``submit`` from this thread queues its report
+        and returns at once; the block yields the list of the tickets so
+        queued. ``wait`` for them, then ``check`` each caller's."""
+        self._held.tickets = tickets = []
+        try:
+            yield tickets
+        finally:
+            self._held.tickets = None
+
+    def wait(self, tickets, timeout=WRITE_TIMEOUT):
+        """Return once every ticket is done: written by this thread (the
+        reports of all of them in one transaction, with whatever else is
+        pending) or by another one (group commit)."""
         deadline = time.monotonic() + timeout
-        while self._await_turn(ticket, deadline):
-            self._write_next_batch()
-        if ticket.error:
-            raise exception.ReportNotStored(
-                host=node.host, node=node.nodename, reason=ticket.error)
+        limit = max(MAX_BATCH, len(tickets))
+        for ticket in tickets:
+            while self._await_turn(ticket, deadline):
+                self._write_next_batch(limit)
+
+    @staticmethod
+    def check(tickets):
+        """Raise ``ReportNotStored`` for the first of ``tickets`` (done)
+        whose report was not stored."""
+        for ticket in tickets:
+            if ticket.error:
+                host, node = ticket.key
+                raise exception.ReportNotStored(host=host, node=node,
+                                                reason=ticket.error)
 
     def flush(self, timeout=30.0):
         """Wait until every report submitted so far is handled."""
@@ -96,7 +139,8 @@ class ReportWriter:
         """Queue ``node``; of two pending reports of one (host, node), the
         later report time wins, as in the database: a time ahead of this
         worker's clock counts as now, when it arrived."""
-        key, ticket = (node.host, node.nodename), _Ticket()
+        key = (node.host, node.nodename)
+        ticket = _Ticket(key)
         at = db_providers.report_time(node)
         with self._changed:
             report, tickets = self._pending.get(key, (node, []))
@@ -120,11 +164,11 @@ class ReportWriter:
                 self._changed.wait(left)
             return False
 
-    def _write_next_batch(self):
+    def _write_next_batch(self, limit=MAX_BATCH):
         batch, failed = [], None
         try:
             with self._changed:
-                keys = list(self._pending)[:MAX_BATCH]
+                keys = list(self._pending)[:limit]
                 batch = [self._pending.pop(k) for k in keys]
                 for key in keys:
                     del self._times[key]

@@ -44,6 +44,8 @@ ANSWERS = collections.defaultdict(collections.Counter)
 SIGNATURES = fuzz_inputs.SIGNATURES
 U1 = fuzz_inputs.U1
 CTXT = workload.context()
+# of the module's server: a larger body is cheap to send
+MAX_MESSAGE_BYTES = 2 * 1024 * 1024
 # the long fuzz (tox -e fuzz): calls and casts, 0 (the default) skips it
 LONG_FUZZ = int(os.environ.get('SCHEDULER_LONG_FUZZ', '0'))
 # a worker's RSS may grow this much over the long fuzz
@@ -56,7 +58,8 @@ def fuzz_server(tmp_path_factory):
     services.require('rabbitmq')
     workdir = tmp_path_factory.mktemp('fuzz')
     server = server_mod.SchedulerServer(
-        workdir, 'sqlite:///%s' % (workdir / 'scheduler.sqlite'), workers=2)
+        workdir, 'sqlite:///%s' % (workdir / 'scheduler.sqlite'), workers=2,
+        options={'limits': {'max_message_bytes': MAX_MESSAGE_BYTES}})
     server.db_sync()
     server.start().wait_ready()
     workload.push_hosts(server, workload.host_reports(5))
@@ -128,13 +131,15 @@ def test_casts_leave_no_traceback(fuzz_server, summary_line):
 
 
 def test_undecodable_bodies_are_one_warning_each(fuzz_server):
-    """Invalid UTF-8, non-JSON and a zip bomb (200 MB of zeros in about
-    200 KB) sent straight to the topic: each is dropped with one warning
-    line; the worker's memory is never spent on the bomb."""
+    """Invalid UTF-8, non-JSON, a zip bomb (200 MB of zeros in about
+    200 KB) and a body larger than max_message_bytes sent straight to the
+    topic: each is dropped with one warning line; the worker's memory is
+    never spent on the bomb, nor on decoding the large body."""
     server, raw = fuzz_server
     bomb = zlib.compress(b'0' * (200 * 1024 * 1024), 9)
+    large = b'[' + b'0,' * MAX_MESSAGE_BYTES + b'0]'
     bodies = [(b'\xff\xfe\xfd', {}), (b'{"not json', {}),
-              (bomb, {'compression': 'application/x-gzip'})]
+              (bomb, {'compression': 'application/x-gzip'}), (large, {})]
     before = server.count_in_log('Dropped a message that cannot be decoded')
     with kombu.Connection('amqp://guest:guest@127.0.0.1:5672//') as conn:
         producer = conn.Producer()
@@ -145,9 +150,12 @@ def test_undecodable_bodies_are_one_warning_each(fuzz_server):
                 content_encoding='utf-8', headers=headers)
     db_state.wait_for(
         lambda: server.count_in_log(
-            'Dropped a message that cannot be decoded') >= before + 3,
-        20, 'three dropped messages in the log')
+            'Dropped a message that cannot be decoded') >= before + 4,
+        20, 'four dropped messages in the log')
     assert 'Traceback' not in server.log_text()
+    # the large body was refused for its size, before it was decoded
+    assert server.count_in_log('a body of %d bytes is larger than '
+                               '[limits] max_message_bytes' % len(large))
     # still serving
     with pytest.raises(exception.InvalidField):
         raw.call(CTXT, 'select_destinations', spec_obj=None, colour=1)

@@ -116,3 +116,20 @@ def test_format_after_the_command_wins(tmp_path, capsys):
     assert manage.main(['--config-file', path, '--format', 'json', 'db',
                         'version', '--format', 'table']) == 0
     assert capsys.readouterr().out.strip() == 'not initialized'
+
+
+
+@pytest.mark.parametrize('main, argv, prog', [
+    (status.main, ['upgrade', 'check'], 'scheduler-status'),
+    (manage.main, ['service', 'list'], 'scheduler-manage'),
+])
+def test_a_url_without_an_installed_driver_names_one(main, argv, prog,
+                                                     tmp_path, capsys):
+    # postgresql:// is psycopg (3) to SQLAlchemy 2.1, not installed here
+    # (tests/functional/test_operator_day.py runs the scripts themselves)
+    path = _conf_file(tmp_path, '[database]\nconnection = '
+                      'postgresql://nobody@127.0.0.1:1/x\n')
+    assert main(['--config-file', path] + argv) == 2
+    out, err = capsys.readouterr()
+    _one_line(err, prog)
+    assert 'postgresql+psycopg2://' in err and out == ''

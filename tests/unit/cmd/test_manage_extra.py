@@ -5,12 +5,15 @@ sees."""
 import datetime
 import json
 import os
+import pathlib
 
 import pytest
 import sqlalchemy as sa
 
+from scheduler import conf as sched_conf
 from scheduler import objects
 from scheduler.cmd import manage
+from scheduler.conf import database as db_conf
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
 from scheduler.db import instances as db_instances
@@ -164,3 +167,18 @@ def test_version_option_prints_the_release(capsys):
     out = capsys.readouterr().out
     assert out.startswith('scheduler-manage ')
     assert out.split()[1][0].isdigit()
+
+
+def test_the_sample_documents_the_database_defaults_in_use():
+    # the sample used to say oslo.db's "connection = <None>" while every
+    # command used ./scheduler.sqlite (issue 23.9)
+    sample = (pathlib.Path(__file__).resolve().parents[3] / 'etc' /
+              'scheduler' / 'scheduler.conf.sample').read_text()
+    database = sample[sample.index('\n[database]\n'):]
+    database = database[:database.index('\n[', 1)]
+    conf = sched_conf.new_config()
+    conf([], project='scheduler', default_config_files=[],
+         default_config_dirs=[])
+    for name, value in sorted(db_conf.DEFAULTS.items()):
+        assert '\n#%s = %s\n' % (name, value) in database, name
+        assert conf.database[name] == value

@@ -76,6 +76,13 @@ def test_each_outage_is_two_lines_again(logger, caplog, monkeypatch):
     assert messages == ['unreachable:', 'reachable'] * 3
 
 
+def test_the_first_line_says_which_broker_and_why(logger, caplog):
+    logger.error(UNREACHABLE, _info('c1'))
+    assert [r.getMessage() for r in _lines(caplog, logger)] == [
+        'Message broker unreachable: 127.0.0.1:5672: [Errno 111] Connection '
+        'refused; reconnecting (nothing more is logged until it is back)']
+
+
 def test_other_lines_pass_unchanged(logger, caplog):
     logger.warning('Reset consumer for queue %s next offset was at %s.',
                    'q', 3)

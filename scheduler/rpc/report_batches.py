@@ -1,0 +1,107 @@
+"""The report topic taken in batches: one transaction, then the acks.
+
+With the rabbit driver (kombu, including the in-memory transport of the
+unit tests), ``ReportBatchServer`` serves the report topic instead of
+``scheduler.rpc.late_ack.ReportServer``. Its listener thread gathers up
+to ``[scheduler] report_batch_size`` messages, or what arrives within
+``report_batch_window`` seconds, and hands them to a thread as one batch:
+
+* each message is dispatched as a single one is (the same dispatcher:
+  envelope and edge checks, policy, the manager's method); a bad message
+  is refused with one warning and acknowledged, as before;
+* the reports the batch's ``update_resource_stats`` submit are held by
+  the report writer (``ReportWriter.holding``) instead of being waited
+  for one by one; the newest of each (host, node) is kept;
+* the held reports are written together, in one transaction
+  (``ReportWriter.wait``, ``scheduler.db.providers.absorb_reports``);
+* then every message of the batch is acknowledged, but those whose
+  report was not stored: each of these is requeued once
+  (``LateAckServer.requeue_once_only``), as a single message is.
+
+A worker killed mid-batch (SIGKILL) has acknowledged none of its
+messages: the broker delivers the whole batch again, to another worker.
+The other casts of the topic (instance info) are handled as they come
+in the batch; a call on the topic is handled as a single message.
+
+The broker pushes a server at most ``report_batch_size`` unacknowledged
+messages per thread (``BATCH_THREADS``: a batch is gathered and checked
+while the one before it is written).
+
+With another driver, or ``report_batch_size = 1``, ``server_class``
+names the per-message ``ReportServer`` instead.
+"""
+
+from oslo_log import log as logging
+from oslo_messaging._drivers import impl_rabbit
+
+from scheduler.rpc import late_ack
+
+LOG = logging.getLogger(__name__)
+
+#: threads of a batch server: one writes while the next batch is read
+BATCH_THREADS = 2
+
+
+def server_class(conf, transport, endpoints):
+    """(class, its extra keyword arguments) of the report topic's server:
+    batches with the rabbit driver and an endpoint with a
+    ``report_writer``, one message at a time otherwise."""
+    writer = getattr(endpoints[0], 'report_writer', None) if (
+        endpoints) else None
+    if (writer is None or conf.scheduler.report_batch_size < 2
+            or not isinstance(getattr(transport, '_driver', None),
+                              impl_rabbit.RabbitDriver)):
+        return late_ack.ReportServer, {}
+    return ReportBatchServer, {'writer': writer, 'batch': (
+        conf.scheduler.report_batch_size,
+        conf.scheduler.report_batch_window)}
+
+
+class ReportBatchServer(late_ack.ReportServer):
+    """See the module docstring. ``writer``: the ``ReportWriter`` behind
+    the endpoint's ``update_resource_stats``; ``batch``: (messages,
+    seconds) a batch holds at most."""
+
+    pool_size = BATCH_THREADS
+
+    def __init__(self, transport, target, dispatcher, writer, batch,
+                 **kwargs):
+        super().__init__(transport, target, dispatcher, **kwargs)
+        self.writer = writer
+        self.batch = batch
+
+    def prefetch(self):
+        return self.batch[0] * super().prefetch()
+
+    def _process_incoming(self, incoming):
+        casts = []
+        for message in incoming:
+            if (not isinstance(message, late_ack.LateAckMessage)
+                    or getattr(message, 'orig_msg_id', None)):
+                super()._process_incoming([message])
+            else:
+                casts.append(message)
+        if not casts:
+            return
+        try:
+            self._handle_batch(casts)
+        finally:
+            for message in casts:
+                if not getattr(message, 'requeued', False):
+                    message.settle()
+
+    def _handle_batch(self, casts):
+        """Dispatch every cast, holding their reports; write these; requeue
+        once the casts whose report was not stored."""
+        submitted = []
+        with self.writer.holding() as held:
+            for message in casts:
+                start = len(held)
+                self._handle_cast(message)
+                submitted.append(held[start:])
+        self.writer.wait(held)
+        for message, tickets in zip(casts, submitted):
+            try:
+                self.writer.check(tickets)
+            except self.requeue_once as exc:
+                self.requeue_once_only(message, exc)
