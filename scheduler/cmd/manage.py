@@ -205,7 +205,7 @@ def main(argv=None):
     conf, problem = _configure(args)
     command = (args.group, args.action)
     if not problem and command not in _NO_SCHEMA_NEEDED:
-        problem = manage_extra.missing_sqlite_file(conf)
+        problem = migration.missing_sqlite_file(conf)
     if problem:
         return _fail(problem)
     try:

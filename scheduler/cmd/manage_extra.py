@@ -8,12 +8,11 @@ workers long gone and the tombstones of aggregates and instances deleted
 as long ago (``scheduler.db.send_order.purge_tombstones``).
 ``schema_problem`` returns the "run db sync" hint when the schema is
 missing or behind, whatever the backend;
-``missing_sqlite_file`` keeps a command from creating an empty SQLite
+``migration.missing_sqlite_file`` keeps a command from creating an empty SQLite
 file by merely opening it.
 """
 
 import datetime
-import os
 import sys
 
 from scheduler.cmd import output
@@ -34,20 +33,6 @@ def add_parsers(groups):
                    help='aggregates with hosts and metadata')
     show = output.command(aggregate, 'show', help='one aggregate')
     show.add_argument('name', help='aggregate name or UUID')
-
-
-def missing_sqlite_file(conf):
-    """Why a SQLite URL can't be used as is, or None."""
-    url = conf.database.connection or ''
-    if not url.startswith('sqlite:///') or ':memory:' in url:
-        return None
-    path = url[len('sqlite:///'):].split('?', 1)[0]
-    if os.path.exists(path):
-        return None
-    return ('the database file %s does not exist (connection %s): pass '
-            '--config-file with your [database] connection, or run '
-            '"scheduler-manage db sync" to create it' % (
-                os.path.abspath(path), url))
 
 
 def schema_problem(database):

@@ -19,6 +19,7 @@ import sqlalchemy.exc
 from oslo_db import exception as db_exc
 
 from scheduler.service import masking
+from scheduler.service import startup_checks
 
 FORMATS = ('table', 'json')
 # what opening or querying a database raises when it cannot be used: an
@@ -73,14 +74,8 @@ def command(subparsers, name, **kwargs):
 
 def database_error(conf, exc):
     """One line: which database (password masked) and why."""
-    why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    if isinstance(exc, ImportError):
-        # postgresql:// means psycopg (3) to SQLAlchemy 2.1, mysql://
-        # MySQLdb: neither is what this package installs
-        why += ('; name a driver that is installed in the URL, e.g. '
-                'postgresql+psycopg2:// or mysql+pymysql://')
     return masking.mask('cannot use the database %s: %s' % (
-        conf.database.connection, why))
+        conf.database.connection, startup_checks.describe_error(exc)))
 
 
 def quiet_libraries():

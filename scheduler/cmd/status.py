@@ -88,7 +88,7 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
         return Result(Code.SUCCESS)
 
     def _check_schema(self):
-        missing = manage_extra.missing_sqlite_file(self.conf)
+        missing = migration.missing_sqlite_file(self.conf)
         if missing:
             return Result(Code.FAILURE, missing[0].upper() + missing[1:])
         current = self._query(migration.db_version)
@@ -108,7 +108,7 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
                       % current)
 
     def _check_releases(self):
-        if manage_extra.missing_sqlite_file(self.conf):
+        if migration.missing_sqlite_file(self.conf):
             return Result(Code.WARNING, 'Not checked: no database.')
         # asked of a schema without the table, the query would fail and
         # oslo.db log its traceback beside the answer

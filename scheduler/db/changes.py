@@ -201,6 +201,8 @@ def changed_after(table, since, until=None):
     between are asked for, which is what keeps a refresh's query small.
     """
     pairs, legacy = _moved(since, until)
+    if not pairs and legacy is None:
+        return sa.false()
     return _condition(table, len(pairs), legacy is not None).params(
         _feed_params(pairs, legacy))
 

@@ -50,3 +50,17 @@ def is_known_revision(revision):
         return scripts.get_revision(revision) is not None
     except alembic_exc.CommandError:
         return False
+
+
+def missing_sqlite_file(conf):
+    """Why a SQLite URL can't be used as is, or None."""
+    url = conf.database.connection or ''
+    if not url.startswith('sqlite:///') or ':memory:' in url:
+        return None
+    path = url[len('sqlite:///'):].split('?', 1)[0]
+    if os.path.exists(path):
+        return None
+    return ('the database file %s does not exist (connection %s): pass '
+            '--config-file with your [database] connection, or run '
+            '"scheduler-manage db sync" to create it' % (
+                os.path.abspath(path), url))

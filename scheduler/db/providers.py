@@ -459,20 +459,26 @@ def read_changed(connection, since=None, until=None, provider_ids=None):
     """The poller's read: providers changed between feed positions
     ``since`` and ``until`` (``changes.changed_after``), or those in
     ``provider_ids``, and their inventories, as ``load_all`` returns them
-    (plain tuples, no dict per row), through an open Core ``connection``:
-    two statements, none if no provider is asked for."""
+    (rows of plain values, no dict per row), through an open Core
+    ``connection``: two statements, none if no provider is asked for."""
     if provider_ids is not None:
         ids = sorted(provider_ids)
         providers = connection.execute(
-            _PROVIDERS_OF, {'ids': ids}).tuples().all() if ids else []
+            _PROVIDERS_OF, {'ids': ids}).all() if ids else []
     else:
         providers = connection.execute(*changes.select_changed(
-            _PROVIDERS, P, since, until)).tuples().all()
+            _PROVIDERS, P, since, until)).all()
     if not providers:
         return [], []
-    inventories = connection.execute(
-        _INVENTORIES_OF, {'ids': [row[0] for row in providers]})
-    return providers, inventories.tuples().all()
+    # integers, strings and floats that every driver returns as they are:
+    # sent as text, without compiling or processing anything
+    ids = ','.join([str(int(row[0])) for row in providers])
+    return providers, connection.exec_driver_sql(
+        _INVENTORIES_SQL % ids).all()
+
+
+_INVENTORIES_SQL = 'SELECT %s FROM %s WHERE provider_id IN (%%s)' % (
+    ', '.join(c.name for c in _INVENTORIES.selected_columns), INV.name)
 
 
 def find_provider(db, name):

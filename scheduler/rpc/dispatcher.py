@@ -154,7 +154,8 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
                 # a metric label per RPC method, not per name sent
                 method = incoming.message.get('method')
                 self._recorder.rpc_error(
-                    method if method in schemas.METHODS else '(unknown)',
+                    method if isinstance(method, str)
+                    and method in schemas.METHODS else '(unknown)',
                     type(wrapped.exc_info[1]).__name__)
             raise
 

@@ -20,7 +20,9 @@ reconnections of the process's other connections are dropped too, and
 so are lines of the kind that starts an outage for ``SETTLE`` seconds
 after its end: they are its echoes (connections still in their retry
 sleep, acknowledgements of messages read on a connection now closed).
-A broker that stays away longer is logged as a new outage.
+A broker that stays away longer is logged as a new outage. A call the
+outage lost (its request discarded, its reply undeliverable) keeps its
+own line.
 """
 
 import logging
@@ -72,9 +74,10 @@ _BROKER_AWAY = (
     'Unexpected error during heartbeat', 'Unable to connect to AMQP',
     'Failed to acknowledge received message',
     'Failed to requeue received message',
-    'Discarding RPC request due to failed acknowledge',
-    'The reply %(msg_id)s failed to send',
     'Failed to process incoming message, retrying')
+# left as they are: a call lost by the outage ('Discarding RPC request
+# due to failed acknowledge', 'The reply ... failed to send') is a line
+# of its own, the trace of a caller that got no answer
 _BROKER_BACK = '[%(connection_id)s] Reconnected to AMQP server'
 SETTLE = 10.0
 

@@ -86,7 +86,7 @@ class NovaEndpoint:
                             instance_uuids=None, return_objects=False,
                             return_alternates=False):
         spec = nova_wire.request_spec(spec_obj, request_spec,
-                                      filter_properties)
+                                      filter_properties, self.cell_uuid)
         uuids = nova_wire.consumers(spec, instance_uuids,
                                     uuidutils.generate_uuid)
 

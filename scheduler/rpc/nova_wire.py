@@ -14,6 +14,13 @@ In, per RPC version of ``select_destinations`` (nova/scheduler/rpcapi.py):
   from_nova``); 4.4 adds ``instance_uuids``; 4.5 ``return_objects`` and
   ``return_alternates``.
 
+A ``requested_destination`` that names no host (nova's conductor sends
+one for every resize and cold migration, naming only the instance's cell,
+``MigrationTask._set_requested_destination_cell``) restricts nothing here:
+the hosts are all in ``[nova] cell_uuid``. If it names another cell and
+does not allow a cross-cell move, no host here can take the instance:
+``NoValidHost`` (``hostless_destination``).
+
 Before 4.4 nova names only the first instance (``RequestSpec.
 instance_uuid``): ``consumers`` completes the list to ``num_instances``
 with generated consumers, whose claims a tracker's sync never confirms
@@ -44,6 +51,8 @@ from scheduler import objects
 from scheduler.objects import nova_compat
 
 NAMESPACE = 'nova'
+#: the data of a nova object's primitive
+_DATA = 'nova_object.data'
 SELECTION_VERSION = '1.1'
 LIMITS_VERSION = '1.0'
 #: the Placement microversion of nova 34's allocation requests
@@ -90,18 +99,53 @@ def check_arguments(method, args):
 
 # -- in ---------------------------------------------------------------------
 
-def request_spec(spec_obj=None, request_spec=None, filter_properties=None):
+def request_spec(spec_obj=None, request_spec=None, filter_properties=None,
+                 cell_uuid=None):
     """The scheduler's RequestSpec of a 4.3+ ``spec_obj`` or of the
-    legacy pair of 4.0-4.2."""
+    legacy pair of 4.0-4.2; ``cell_uuid`` the cell of the hosts
+    (``hostless_destination``)."""
     if spec_obj is not None:
         if not nova_compat.is_nova_request_spec(spec_obj):
             raise exception.InvalidField(
                 field='spec_obj', reason='expected a nova RequestSpec')
+        data = spec_obj[_DATA]
+        if isinstance(data, dict) and hostless_destination(
+                data.get('requested_destination'), cell_uuid):
+            spec_obj = dict(spec_obj, **{_DATA: _without(
+                data, 'requested_destination')})
         return objects.RequestSpec.from_nova(spec_obj)
     if request_spec is None:
         raise exception.InvalidField(field='spec_obj', reason='missing')
+    if isinstance(filter_properties, dict) and hostless_destination(
+            filter_properties.get('requested_destination'), cell_uuid):
+        filter_properties = _without(filter_properties,
+                                     'requested_destination')
     return objects.RequestSpec.from_primitives(request_spec,
                                                filter_properties)
+
+
+def _without(values, key):
+    return {k: v for k, v in values.items() if k != key}
+
+
+def hostless_destination(destination, cell_uuid=None):
+    """Whether nova's ``requested_destination`` names no host (only a
+    cell, as a resize's does), and so restricts nothing here; raise
+    ``NoValidHost`` if it confines the request to a cell other than
+    ``cell_uuid``."""
+    values = nova_compat.unwrap(destination)
+    if not isinstance(values, dict) or values.get('host') is not None or \
+            values.get('node') is not None:
+        return False   # read (or refused by name) as any destination
+    cell = values.get('cell')
+    wanted = cell.get('uuid') if isinstance(cell, dict) else None
+    if wanted and cell_uuid and wanted != cell_uuid and not values.get(
+            'allow_cross_cell_move'):
+        raise NoValidHost(
+            'the request is confined to cell %s (requested_destination) '
+            'and the hosts of this scheduler are in cell %s ([nova] '
+            'cell_uuid)' % (wanted, cell_uuid))
+    return True
 
 
 def named_consumers(spec, instance_uuids):

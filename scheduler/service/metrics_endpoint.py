@@ -7,9 +7,9 @@ and returns the server (``shutdown()`` stops it), or None when
 
 * ``GET /metrics``: the Prometheus text format (below);
 * ``GET /healthcheck``: ``200 OK`` or ``503`` with one line per problem
-  of ``health.problems()`` (``scheduler.service.health``: database
-  unreachable, host table not loaded, no report for N s); 200 when no
-  ``health`` was given;
+  of ``health.problems()`` (``scheduler.service.health``: database or
+  message broker unreachable, host table not loaded, no report for N s);
+  200 when no ``health`` was given;
 * anything else: 404.
 
 Metrics, every sample labelled ``host`` and ``worker``:

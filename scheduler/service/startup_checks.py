@@ -150,11 +150,21 @@ def describe_error(exc):
     driver_error = getattr(inner, 'orig', None) or inner
     lines = [line.strip() for line in str(driver_error).splitlines()
              if line.strip()]
-    return masking.mask(lines[0] if lines else type(exc).__name__)
+    why = lines[0] if lines else type(exc).__name__
+    if isinstance(exc, ImportError):
+        # postgresql:// means psycopg (3) to SQLAlchemy 2.1, mysql://
+        # MySQLdb: neither is what this package installs
+        why += ('; name a driver that is installed in the URL, e.g. '
+                'postgresql+psycopg2:// or mysql+pymysql://')
+    return masking.mask(why)
 
 
 def check_database(conf):
     """Reach the DB and make sure its schema is current."""
+    missing = migration.missing_sqlite_file(conf)
+    if missing:     # never an empty file created by a probe
+        raise exception.InvalidRequest(reason=missing)
+
     def probe():
         try:
             database = db_api.Database(conf, max_retries=0)
@@ -163,7 +173,8 @@ def check_database(conf):
             finally:
                 database.dispose()
         except Exception as exc:
-            if _PERMANENT_DATABASE_ERRORS.search(str(exc)):
+            if isinstance(exc, ImportError) or \
+                    _PERMANENT_DATABASE_ERRORS.search(str(exc)):
                 raise _Permanent(describe_error(exc))
             raise
 

@@ -26,14 +26,20 @@ does when it deletes an instance.
     {"name": "agg", "pin": "4.5", "call": "update_aggregates",
      "aggregate": {"uuid": ..., "name": ..., "hosts": [...],
                    "metadata": {...}}}
+    {"name": "grow", "pin": "4.4", "call": "resize", "of": "boot",
+     "flavor": {"vcpus": 2, "memory_mb": 1024, "root_gb": 2},
+     "cell_uuid": ..., "return_objects": false}
     {"name": "del", "pin": "4.5", "call": "delete_allocation",
      "of": "boot"}
     {"name": "sync", "pin": "4.5", "call": "sync_instance_info",
      "host": "h", "instances_of": ["boot"]}
     {"name": "wait", "pin": "4.5", "call": "pause", "until": PATH}
 
-``of`` and ``instances_of`` name earlier cases: their instances.
-``pause`` waits (60 s at most) until the test creates ``PATH``.
+``of`` and ``instances_of`` name earlier cases: their instances (and,
+for ``resize``, the host the instance went to). ``resize`` asks for a
+new host of that instance with the RequestSpec nova's conductor sends for
+a resize (``resize_spec``). ``pause`` waits (60 s at most) until the test
+creates ``PATH``.
 
 Each line also has ``sent``: the kind, version, fanout and argument
 names of the message nova's client put on the bus. An answer is
@@ -127,6 +133,20 @@ def request_spec(ctxt, case, instance_uuids):
     return spec
 
 
+def resize_spec(ctxt, case):
+    """The RequestSpec nova's conductor sends for a resize of the
+    instance ``case`` names: its spec with the new flavor (``ComputeTask
+    Manager._get_request_spec_for_cold_migrate``), its host in
+    ``ignore_hosts`` (``API.resize`` without ``allow_resize_to_same_host``)
+    and a ``requested_destination`` naming only its cell
+    (``MigrationTask._set_requested_destination_cell``)."""
+    spec = request_spec(ctxt, case, [case['instance_uuid']])
+    spec.ignore_hosts = [case['source_host']]
+    spec.requested_destination = objects.Destination(
+        cell=objects.CellMapping(uuid=case['cell_uuid'], name='cell1'))
+    return spec
+
+
 def _selection(sel):
     fields = {name: getattr(sel, name) for name in sel.fields
               if sel.obj_attr_is_set(name)}
@@ -167,6 +187,18 @@ def _select(client, ctxt, case):
         return {'instance_uuids': uuids, 'result': _plain(result)}
 
 
+def _resize(client, ctxt, case):
+    """nova's conductor asking for the destination of a resize
+    (``MigrationTask._schedule``: the one instance, by its uuid)."""
+    uuids = [case['instance_uuid']]
+    result = client.select_destinations(
+        ctxt, resize_spec(ctxt, case), uuids,
+        return_objects=case.get('return_objects', False),
+        return_alternates=case.get('return_alternates', False))
+    return {'instance_uuids': uuids, 'source_host': case['source_host'],
+            'result': _plain(result)}
+
+
 def _cast(client, ctxt, case):
     method = case['call']
     if method in ('update_aggregates', 'delete_aggregate'):
@@ -205,11 +237,22 @@ def _pause(path):
         time.sleep(0.05)
 
 
+def _host_of(answer):
+    """The host an earlier case's (single) instance went to (a resize's:
+    where it was moved)."""
+    [first] = answer['result']
+    if isinstance(first, list):
+        return first[0]['fields']['service_host']
+    return first['host']
+
+
 def _resolve(case, done):
     """``of`` and ``instances_of``: the instances of earlier cases."""
     case = dict(case)
     if 'of' in case:
         [case['instance_uuid']] = done[case['of']]['instance_uuids']
+        if case.get('call') == 'resize':
+            case['source_host'] = _host_of(done[case['of']])
     if 'instances_of' in case:
         case['instance_uuids'] = [
             u for name in case['instances_of']
@@ -250,6 +293,8 @@ def run_case(case):
     try:
         if call == 'select_destinations':
             out.update(_select(client, ctxt, case))
+        elif call == 'resize':
+            out.update(_resize(client, ctxt, case))
         elif call == 'delete_allocation':
             _delete_allocation(ctxt, case['instance_uuid'])
             out.update(sent=None, result=None)

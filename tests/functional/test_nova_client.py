@@ -6,8 +6,11 @@ PyPI) in one subprocess, ``tests/functional/nova_driver.py``, which builds
 nova RequestSpec objects and calls nova's unmodified
 ``SchedulerQueryClient`` at each ``[upgrade_levels] scheduler`` pin from
 4.0 to 4.5: single boots, a multi-create with alternates, server groups
-of both hard policies, a NoValidHost caught as nova's class, and the five
-fanout casts. Each test run has an exchange of its own, so it never sees
+of both hard policies, a NoValidHost caught as nova's class, a resize of
+each pin's instance (the RequestSpec nova's conductor sends: a larger
+flavor, the source host in ``ignore_hosts``, a cell-only
+``requested_destination``), one that fits nowhere, and the five fanout
+casts. Each test run has an exchange of its own, so it never sees
 another run's messages.
 
 Without the side venv the test skips, saying how to build it; with
@@ -35,6 +38,7 @@ AGGREGATE = str(uuid.uuid4())
 INSTANCE = str(uuid.uuid4())
 SMALL = {'vcpus': 1, 'memory_mb': 512, 'root_gb': 1}
 HUGE = {'vcpus': 1, 'memory_mb': 10 ** 7, 'root_gb': 1}
+BIG = {'vcpus': 2, 'memory_mb': 2048, 'root_gb': 20}
 PINS = ('4.0', '4.1', '4.2', '4.3', '4.4', '4.5')
 HOSTS = 6
 
@@ -60,7 +64,20 @@ def _boot(pin, **fields):
     return case
 
 
-CASES = [_boot(pin) for pin in PINS] + [
+def _resize(pin, **fields):
+    """What nova's conductor asks for a resize of ``boot <pin>``'s
+    instance (``nova_driver.resize_spec``); at 4.5 with the flags nova
+    34's ``MigrationTask`` sets (below 4.5, nova 34's client refuses them:
+    the flags of an older conductor)."""
+    return _boot(pin, **dict({
+        'name': 'resize %s' % pin, 'call': 'resize', 'of': 'boot %s' % pin,
+        'flavor': BIG, 'cell_uuid': CELL}, **fields))
+
+
+CASES = [_boot(pin) for pin in PINS] + [_resize(pin) for pin in PINS] + [
+    # after its resize: the claim of the new flavor stays where it is
+    _resize('4.4', name='resize nowhere', of='resize 4.4', flavor=HUGE),
+
     _boot('4.5', name='multi-create', num_instances=3),
     _boot('4.5', name='affinity', num_instances=2, group='affinity'),
     _boot('4.5', name='anti-affinity', num_instances=3,
@@ -144,9 +161,9 @@ def _check_pins(server, answers):
         'resources': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}}
     assert fields['allocation_request_version'] == '1.36'
     assert len(alternates) == 2
-    # claimed for the instance nova named
-    assert _claimed_on(server, answer['instance_uuids'][0]) == {
-        fields['service_host']}
+    # claimed for the instance nova named: its resize (_check_resizes)
+    # found the claim there and moved it
+    assert answers['resize 4.5']['source_host'] == fields['service_host']
 
 
 def _check_groups(server, answers):
@@ -177,6 +194,50 @@ def _stored(server, statement, **params):
     with server.engine.connect() as conn:
         return [tuple(row) for row in conn.execute(sa.text(statement),
                                                    params)]
+
+
+def _claims(server, uuid_):
+    """host -> {resource class: amount} the scheduler holds for
+    ``uuid_``."""
+    held = {}
+    for row in db_state.allocations(server.engine, uuid_):
+        held.setdefault(row['host'], {})[row['resource_class']] = \
+            row['amount']
+    return held
+
+
+def _check_resizes(server, answers):
+    """Each pin's instance moved off its host to one that fits the new
+    flavor, and its claim went with it (one claim, the new amounts); a
+    resize that fits nowhere leaves the claim as it was."""
+    state = db_state.read_state(server.engine)
+    big = db_state.resources_of(BIG)
+    for pin in PINS:
+        answer = answers['resize %s' % pin]
+        [instance] = answer['instance_uuids']
+        assert instance == answers['boot %s' % pin]['instance_uuids'][0]
+        if pin == '4.5':
+            [[first, *alternates]] = _fields(answer)
+            host = first['service_host']
+            assert json.loads(first['allocation_request'])[
+                'allocations'][first['compute_node_uuid']] == {
+                    'resources': big}
+            assert answer['source_host'] not in {
+                alt['service_host'] for alt in alternates}
+        else:
+            [found] = answer['result']
+            host = found['host']
+        assert host != answer['source_host'], pin
+        assert _claims(server, instance) == {host: big}, pin
+        [provider] = [p for p in state.values() if p.host == host]
+        assert all(provider.inventories[rc].capacity >= amount
+                   for rc, amount in big.items()), pin
+    error = answers['resize nowhere']['error']
+    assert error['is_no_valid_host'], error
+    assert 'MEMORY_MB' in error['kwargs']['reason'], error
+    [moved] = answers['resize 4.4']['result']
+    assert _claims(server, answers['resize 4.4']['instance_uuids'][0]) == {
+        moved['host']: big}
 
 
 def _check_casts(server, answers):
@@ -211,6 +272,11 @@ def _summary(answer):
             sorted({'%s %s %s' % (s['namespace'], s['class'], s['version'])
                     for per in answer['result'] for s in per})) + (
             ', %s per list' % [len(per) for per in answer['result']]))
+    if 'source_host' in answer:     # a resize that found a host
+        [first] = answer['result']
+        got += ', %s -> %s' % (answer['source_host'], first['host'] if
+                               isinstance(first, dict) else
+                               first[0]['fields']['service_host'])
     return 'nova %-18s pin %s: %s %s %s%s(%s) -> %s' % (
         answer['name'], answer['pin'], sent['kind'], sent['method'],
         sent['version'], ' fanout ' if sent['fanout'] else ' ',
@@ -233,6 +299,7 @@ def test_nova_s_own_client_at_every_pin(nova_python, scheduler,
     _check_pins(server, answers)
     _check_groups(server, answers)
     _check_no_valid_host(answers)
+    _check_resizes(server, answers)
     _check_casts(server, answers)
     assert db_state.overcommit(db_state.read_state(server.engine)) == []
     assert server.errors_in_log() == []

@@ -10,6 +10,8 @@ from scheduler import objects
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import changes
 
+from .. import fakes
+
 A1 = '1a2b3c4d-0000-4000-8000-000000000001'
 A2 = '1a2b3c4d-0000-4000-8000-000000000002'
 
@@ -152,3 +154,23 @@ def test_an_update_sent_from_the_future_is_ordered_as_of_now(db):
                                   timeutils.utcnow())
     [agg] = db_aggregates.load_aggregate_changes(db)
     assert (agg['deleted'], agg['hosts']) == (False, ['h3'])
+
+
+def test_no_stripe_moved_no_change(db):
+    """A position compared with itself asks for nothing."""
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'])])
+    now = _seq(db)
+    assert db_aggregates.load_aggregate_changes(db, since=now,
+                                                until=now) == []
+
+
+def test_only_aggregate_writes_move_the_row_stripes(db):
+    """Workers read aggregates only when a row stripe moved: a provider's
+    write never moves one, an aggregate's always does."""
+    before = _seq(db)
+    db_aggregates.save_aggregates(db, [_agg(A1, ['h1'])])
+    after_aggregate = _seq(db)
+    assert before.rows_moved(after_aggregate)
+    fakes.report(db, 'h1')
+    assert after_aggregate.moved(_seq(db))
+    assert not after_aggregate.rows_moved(_seq(db))

@@ -130,6 +130,40 @@ def test_no_valid_host_is_nova_s(nova):
     assert caught.value.kwargs['reason']
 
 
+def _claims_of(db, consumer):
+    return {(a['host'], a['resource_class'], a['amount'])
+            for a in claims.list_allocations(db, consumer_uuid=consumer)}
+
+
+@pytest.mark.parametrize('pin', ['4.0', '4.3', '4.4', '4.5'])
+def test_a_resize_moves_the_instance_s_claim(nova, db, pin):
+    boot = recorded.select_args('4.4', policy=None, num_instances=1)
+    [booted] = send(nova, 'select_destinations', '4.4', boot)
+    args = recorded.resize_args(pin, recorded.cell_destination(),
+                                source=booted['host'])
+    answer = send(nova, 'select_destinations', pin, args)
+    host = answer[0][0]['nova_object.data']['service_host'] \
+        if pin == '4.5' else answer[0]['host']
+    assert {booted['host'], host} == {'compute-01', 'compute-02'}
+    # one claim, of the new flavor, on the new host only
+    assert _claims_of(db, recorded.UUIDS[0]) == {
+        (host, 'VCPU', 2), (host, 'MEMORY_MB', 1024), (host, 'DISK_GB', 2)}
+    # a flavor that fits nowhere: NoValidHost, the claim stays
+    again = recorded.resize_args(pin, recorded.cell_destination(),
+                                 source=host, memory_mb=10 ** 7)
+    with pytest.raises(nova_wire.NoValidHost, match='MEMORY_MB'):
+        send(nova, 'select_destinations', pin, again)
+    assert {h for h, _rc, _n in _claims_of(db, recorded.UUIDS[0])} == {host}
+
+
+def test_a_resize_confined_to_another_cell_is_no_valid_host(nova, db):
+    args = recorded.resize_args('4.5', recorded.cell_destination(
+        '0ff1ce00-0000-4000-8000-000000000002'))
+    with pytest.raises(nova_wire.NoValidHost, match='cell_uuid'):
+        send(nova, 'select_destinations', '4.5', args)
+    assert claims.list_allocations(db) == []
+
+
 def test_policy_checks_nova_s_caller(nova, conf):
     conf.set_override('granted_roles', [], 'nova')
     with pytest.raises(exception.Forbidden, match='select_destinations'):

@@ -163,6 +163,77 @@ def test_unknown_argument_is_refused_by_name():
                                   {'host_name': 'x'})
 
 
+CELL = 'c0ffee00-0000-4000-8000-000000000001'
+
+
+def cell_destination(cell=CELL, **fields):
+    """nova's Destination 1.4 of a resize (``MigrationTask.
+    _set_requested_destination_cell``): the instance's CellMapping."""
+    return obj('Destination', '1.4', cell=obj(
+        'CellMapping', '1.1', id=1, uuid=cell, name='cell1',
+        transport_url='rabbit://nova:secret@rabbit/cell1',
+        database_connection='mysql+pymysql://nova:secret@db/cell1',
+        disabled=False), **fields)
+
+
+def resize_args(pin, destination, source='compute-01', memory_mb=1024):
+    """select_destinations of a resize at ``pin``: the instance's spec
+    with a new flavor (2 VCPUs, ``memory_mb``, 2 GB of disk), its host
+    in ``ignore_hosts`` (no ``allow_resize_to_same_host``) and
+    ``destination``."""
+    args = select_args(pin, policy=None, num_instances=1)
+    flavor = obj('Flavor', '1.2', **dict(
+        FLAVOR['nova_object.data'], id=2, flavorid='2', name='f-2',
+        vcpus=2, memory_mb=memory_mb, root_gb=2))
+    if pin == '4.0':
+        args['filter_properties'].update(
+            ignore_hosts=[source], requested_destination=destination)
+        args['request_spec']['instance_type'] = flavor
+        args['request_spec']['instance_properties'].update(
+            vcpus=2, memory_mb=memory_mb, root_gb=2)
+    else:
+        args['spec_obj']['nova_object.data'].update(
+            flavor=flavor, ignore_hosts=[source],
+            requested_destination=destination)
+    return args
+
+
+def _read(args, cell_uuid=CELL):
+    return nova_wire.request_spec(
+        args.get('spec_obj'), args.get('request_spec'),
+        args.get('filter_properties'), cell_uuid)
+
+
+@pytest.mark.parametrize('pin', ['4.0', '4.3', '4.4', '4.5'])
+def test_a_resize_s_cell_only_destination_restricts_nothing(pin):
+    spec = _read(resize_args(pin, cell_destination()))
+    assert spec.requested_destination is None
+    assert spec.ignore_hosts == ['compute-01']
+    assert (spec.flavor.vcpus, spec.flavor.memory_mb) == (2, 1024)
+    assert nova_wire.named_consumers(spec, None) == [UUIDS[0]]
+
+
+@pytest.mark.parametrize('pin', ['4.0', '4.5'])
+def test_a_request_confined_to_another_cell_has_no_host_here(pin):
+    other = '0ff1ce00-0000-4000-8000-000000000002'
+    with pytest.raises(nova_wire.NoValidHost) as caught:
+        _read(resize_args(pin, cell_destination(other)))
+    assert other in caught.value.kwargs['reason']
+    assert CELL in caught.value.kwargs['reason']
+    # the other cell only preferred: any host here will do
+    spec = _read(resize_args(pin, cell_destination(
+        other, allow_cross_cell_move=True)))
+    assert spec.requested_destination is None
+
+
+def test_a_destination_with_a_host_is_kept():
+    spec = _read(resize_args('4.5', cell_destination(
+        host='compute-02', node='compute-02')))
+    assert (spec.requested_destination.host,
+            spec.requested_destination.node) == ('compute-02',
+                                                 'compute-02')
+
+
 def test_casts_read_into_the_scheduler_s_objects():
     [agg] = nova_wire.aggregates(CASTS['update_aggregates']['aggregates'])
     assert (agg.uuid, agg.name, agg.hosts, agg.metadata) == (

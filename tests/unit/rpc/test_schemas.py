@@ -190,7 +190,7 @@ BAD = [
     ('build_failed', {'name': 'h' * 256}, 'name', '255 characters'),
     ('update_resource_stats', {'name': 'h1', 'stats': dict(
         CAPACITY, traits=['CUSTOM_A\n'])}, 'stats.traits[0]',
-     'control character'),
+     'is not a trait'),
     ('update_resource_stats', {'name': 'h1', 'stats': dict(
         CAPACITY, locality={'rack': 'r\u2028'})}, 'stats.locality.rack',
      'control character'),

@@ -45,6 +45,8 @@ def test_permanent_database_errors_are_not_retried(conf, monkeypatch, text,
                                                    permanent):
     conf.set_override('startup_retries', 3)
     conf.set_override('startup_retry_interval', 0)
+    conf.set_override('connection', 'postgresql+psycopg2://s@h/nope',
+                      'database')
     probe = _Probe(_operational(text))
     monkeypatch.setattr(startup_checks.db_api, 'Database', probe)
     with pytest.raises(exception.SchedulerException) as caught:
@@ -57,6 +59,26 @@ def test_permanent_database_errors_are_not_retried(conf, monkeypatch, text,
     else:
         assert probe.calls == 4
         assert 'unreachable' in message and 'after 4 attempts' in message
+
+
+def test_a_driver_not_installed_is_permanent_and_names_one(
+        conf, monkeypatch):
+    conf.set_override('startup_retries', 3)
+    conf.set_override('connection', 'postgresql://s@h/x', 'database')
+    probe = _Probe(ModuleNotFoundError("No module named 'psycopg'"))
+    monkeypatch.setattr(startup_checks.db_api, 'Database', probe)
+    with pytest.raises(exception.SchedulerException) as caught:
+        startup_checks.check_database(conf)
+    assert probe.calls == 1
+    assert 'postgresql+psycopg2://' in str(caught.value)
+
+
+def test_no_sqlite_file_is_created_by_the_check(conf, tmp_path):
+    path = tmp_path / 'scheduler.sqlite'
+    conf.set_override('connection', 'sqlite:///%s' % path, 'database')
+    with pytest.raises(exception.InvalidRequest, match='does not exist'):
+        startup_checks.check_database(conf)
+    assert not path.exists()
 
 
 def test_the_configuration_check_names_an_unknown_plugin(conf):
