@@ -6,7 +6,8 @@ longer than ``service_down_time``, so every tracker's report is stale
 when it returns. Every call must be answered (placed, NoValidHost or
 retried into a placement: no raw error), placements must flow again
 within 5 s of the broker's return, and not as "0/20 hosts: not
-reporting": the trackers get a period to report again.
+reporting": the trackers get a period to report again. The outage is one
+log line when it starts and one when it ends, per worker.
 """
 
 import os
@@ -23,6 +24,12 @@ from tests.functional import workload
 BACK_WITHIN = 5.0
 DOWN_TIME = 8          # service_down_time of this test, seconds
 OUTAGE = DOWN_TIME + 4
+WORKERS = 2
+# what oslo.messaging logs per reconnect attempt; none of it may reach the
+# log (rpc/log_filters.BrokerOutage)
+PER_ATTEMPT = ('is unreachable', 'Connection failed', 'Reconnected to AMQP',
+               'Failed to consume', 'Failed to publish',
+               'Failed to acknowledge', 'recoverable connection')
 
 
 @pytest.fixture
@@ -39,7 +46,7 @@ def rabbit(tmp_path):
 def test_broker_restart_under_load(rabbit, tmp_path, summary_line):
     server = server_mod.SchedulerServer(
         tmp_path / 'scheduler',
-        'sqlite:///%s' % (tmp_path / 'scheduler.sqlite'), workers=2,
+        'sqlite:///%s' % (tmp_path / 'scheduler.sqlite'), workers=WORKERS,
         options={'DEFAULT': {'transport_url': rabbit.transport_url()},
                  'scheduler': {'service_down_time': DOWN_TIME},
                  # as in production: queued requests and replies survive
@@ -72,6 +79,7 @@ def test_broker_restart_under_load(rabbit, tmp_path, summary_line):
         assert not [a for a in after if 'not reporting' in a[2]]
         assert db_state.overcommit(db_state.read_state(server.engine)) == []
         server.assert_alive()
+        _assert_one_line_each_side(server, summary_line)
         # workers cut off from the broker still stop promptly on SIGTERM
         rabbit.stop()
         started = time.monotonic()
@@ -81,6 +89,25 @@ def test_broker_restart_under_load(rabbit, tmp_path, summary_line):
         rabbit.start()      # so that the test's own clients can close
     finally:
         server.close()
+
+
+def _assert_one_line_each_side(server, summary_line):
+    """The outage is one line when it starts and one when it ends per
+    worker (rpc/log_filters.BrokerOutage), never a line per reconnect
+    attempt (about 500 in a 70 s outage before)."""
+    db_state.wait_for(
+        lambda: server.count_in_log('Message broker reachable again')
+        >= WORKERS, 30, 'every worker to say the broker is back')
+    lines = [line for line in server.log_text().splitlines()
+             if 'roker' in line or 'AMQP' in line]
+    summary_line('faults: broker outage of %d s: %d log lines about it'
+                 % (OUTAGE, len(lines)))
+    assert server.count_in_log('Message broker unreachable') == WORKERS
+    assert server.count_in_log('Message broker reachable again') == WORKERS
+    assert not [line for line in lines
+                if any(text in line for text in PER_ATTEMPT)
+                and 'Message broker' not in line], lines
+    assert 'Traceback' not in server.log_text()
 
 
 def _rounded(value):

@@ -114,3 +114,18 @@ def test_echoes_after_the_end_are_not_a_new_outage(logger, caplog,
     messages = [r.getMessage().split(' ')[2] for r in
                 _lines(caplog, logger)]
     assert messages == ['unreachable:', 'reachable', 'unreachable:']
+
+
+def test_a_duplicate_after_a_reconnect_is_one_line_without_traceback(
+        caplog):
+    log_filters.expected_broker_faults()
+    logger = logging.getLogger('oslo_messaging._drivers.amqpdriver')
+    try:
+        raise ValueError('Found duplicate message(abc). Skipping it.')
+    except ValueError:
+        logger.exception('ignoring duplicate message %s', 'abc')
+    [record] = [r for r in caplog.records if 'duplicate' in r.getMessage()
+                or 'delivered again' in r.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert record.exc_info is None
+    assert 'Skipped a message delivered again' in record.getMessage()
