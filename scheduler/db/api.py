@@ -15,7 +15,12 @@ transaction, after the provider rows are locked).
 
 SQLite serializes writers: its write transactions start with
 ``BEGIN IMMEDIATE`` (WAL journal, 30 s busy timeout), so two processes never
-fail each other's transaction half-way.
+fail each other's transaction half-way. Within one process, writers of the
+same database file first queue on one Python lock (``_sqlite_writer_lock``):
+a writer that found the file locked would otherwise sleep in SQLite's busy
+handler, in steps growing to 100 ms, and lose the lock to every newcomer
+meanwhile (the simulator's 1.6 s tail, doc/source/performance.rst "Tail");
+a thread waiting on the Python lock wakes when it is released.
 
 Round trips: connections are not pinged when checked out, and on MySQL and
 MariaDB a connection goes back to the pool without the ``ROLLBACK``
@@ -25,6 +30,7 @@ already skips that ROLLBACK itself.
 """
 
 import contextlib
+import os
 import threading
 
 from pymysql.constants import SERVER_STATUS
@@ -71,6 +77,8 @@ class Database:
         self._tx.configure(**options)
         self._local = threading.local()
         self.is_sqlite = self.url.startswith('sqlite')
+        self._writer_lock = (_sqlite_writer_lock(self.url) if self.is_sqlite
+                             else contextlib.nullcontext())
         # see scheduler.db.changes
         self.legacy_change_counter = bool(
             'legacy_change_counter' in conf.database
@@ -136,12 +144,13 @@ class Database:
 
     @contextlib.contextmanager
     def writer(self):
-        self._local.writing = True
-        try:
-            with self._tx.writer.using(_TxContext()) as session:
-                yield session
-        finally:
-            self._local.writing = False
+        with self._writer_lock:
+            self._local.writing = True
+            try:
+                with self._tx.writer.using(_TxContext()) as session:
+                    yield session
+            finally:
+                self._local.writing = False
 
     @contextlib.contextmanager
     def reader(self):
@@ -158,6 +167,24 @@ class Database:
 
     def dispose(self):
         self._tx.dispose_pool()
+
+
+# one lock per SQLite database file, shared by every Database of the
+# process (a simulator runs several workers' pools on one file)
+_SQLITE_WRITER_LOCKS = {}
+_SQLITE_WRITER_LOCKS_GUARD = threading.Lock()
+# a forked worker starts with no writer, whatever its parent's threads held
+os.register_at_fork(after_in_child=_SQLITE_WRITER_LOCKS.clear)
+
+
+def _sqlite_writer_lock(url):
+    """The process-wide lock of the SQLite file of ``url``: re-entrant,
+    since a writer nested in another on one thread already waits on
+    SQLite itself (as it did before this lock)."""
+    path = sa.engine.make_url(url).database or ':memory:'
+    key = path if path == ':memory:' else os.path.realpath(path)
+    with _SQLITE_WRITER_LOCKS_GUARD:
+        return _SQLITE_WRITER_LOCKS.setdefault(key, threading.RLock())
 
 
 def batch_executemany(engine):
