@@ -79,6 +79,11 @@ class AttributeStore:
         set from a dict); for measuring what the store holds."""
         return iter(self._raw)
 
+    def texts_of(self, rows):
+        """The stored texts of ``rows`` (a list of row numbers), as
+        ``texts()`` gives them, without decoding any."""
+        return map(self._raw.__getitem__, rows)
+
     def each_decoded(self):
         for row in range(len(self._raw)):
             yield row, self.peek(row)

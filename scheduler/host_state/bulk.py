@@ -247,10 +247,10 @@ def _described(table, rows, columns):
     n = len(rows)
     at = rows.tolist()
     # the stored JSON texts, compared as text: nothing is decoded
-    stored = table.attributes._raw
+    stored = table.attributes.texts_of(at)
     kind_ids = {kind: table.labels.kind_id(kind or 'compute')
                 for kind in set(columns[10])}
-    return (_differ(columns[8], map(stored.__getitem__, at), n)
+    return (_differ(columns[8], stored, n)
             | _differ(columns[6], map(table.reported_zones.__getitem__, at),
                       n)
             | (np.fromiter(map(kind_ids.__getitem__, columns[10]),
