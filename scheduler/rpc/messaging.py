@@ -37,16 +37,19 @@ from scheduler import conf as sched_conf
 from scheduler.rpc import inbound
 from scheduler import objects
 from scheduler.rpc import late_ack
+from scheduler.rpc import memory_transport
 from scheduler.rpc import report_batches
 
 LOG = logging.getLogger(__name__)
 
 ALLOWED_EXMODS = ['scheduler.exception']
-EMBEDDED_TRANSPORT_URL = 'kombu+memory:////'
+# kombu's in-memory transport, polled rather than spun (memory_transport)
+EMBEDDED_TRANSPORT_URL = 'kombu+%s:////' % memory_transport.ALIAS
 
 
 def get_transport(conf, url=None):
     sched_conf.messaging.register_opts(conf)
+    memory_transport.register()
     impl_rabbit.Connection._transform_transport_url = _kombu_url
     return oslo_messaging.get_rpc_transport(
         conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS)

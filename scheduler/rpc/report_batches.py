@@ -99,7 +99,11 @@ class ReportBatchServer(late_ack.ReportServer):
                 start = len(held)
                 self._handle_cast(message)
                 submitted.append(held[start:])
-        self.writer.wait(held)
+        try:
+            self.writer.wait(held)
+        except Exception:
+            # its reports are not known to be stored: check() says so
+            LOG.exception('Storing a batch of %d reports', len(held))
         for message, tickets in zip(casts, submitted):
             try:
                 self.writer.check(tickets)

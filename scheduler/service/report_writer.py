@@ -118,13 +118,15 @@ class ReportWriter:
 
     @staticmethod
     def check(tickets):
-        """Raise ``ReportNotStored`` for the first of ``tickets`` (done)
-        whose report was not stored."""
+        """Raise ``ReportNotStored`` for the first of ``tickets`` whose
+        report was not stored (or is not known to be: not done)."""
         for ticket in tickets:
-            if ticket.error:
+            reason = ticket.error or (
+                None if ticket.done else 'not written (see the log)')
+            if reason:
                 host, node = ticket.key
                 raise exception.ReportNotStored(host=host, node=node,
-                                                reason=ticket.error)
+                                                reason=reason)
 
     def flush(self, timeout=30.0):
         """Wait until every report submitted so far is handled."""

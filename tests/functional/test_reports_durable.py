@@ -42,3 +42,24 @@ def test_a_killed_worker_loses_no_acknowledged_report(scheduler):
     db_state.wait_for(
         lambda: db_state.provider_count(server.engine) == REPORTS, 120,
         'all %d hosts in the database' % REPORTS)
+
+
+HELD = 200
+
+
+@pytest.mark.parametrize('backend', ['postgresql'])
+def test_a_worker_killed_holding_a_batch_acknowledged_none_of_it(scheduler):
+    # a batch gathered for 15 s: every report is held by the worker,
+    # checked, unwritten and unacknowledged, when it is killed
+    server = scheduler(workers=1, options={'scheduler': {
+        'report_batch_window': 15, 'report_batch_size': 1000}})
+    first = _worker_pids(server)[-1]
+    tracker.push_stats(server, workload.host_reports(HELD, prefix='held'))
+    assert db_state.provider_count(server.engine) == 0
+    os.kill(first, signal.SIGKILL)
+
+    db_state.wait_for(lambda: _worker_pids(server)[-1] != first, 30,
+                      'the parent to start another worker')
+    db_state.wait_for(
+        lambda: db_state.provider_count(server.engine) == HELD, 60,
+        'all %d hosts in the database' % HELD)

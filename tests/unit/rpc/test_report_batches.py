@@ -93,7 +93,8 @@ def test_a_batch_is_written_at_once_and_acknowledged_after(worker, db):
     _wait_for(lambda: len(_stored(db)) == 25, 'every report stored')
     _wait_for(lambda: _unacknowledged(worker.server) == 0,
               'every message acknowledged')
-    assert all(1 <= len(batch) <= 10 for batch in worker.written)
+    # fewer transactions than reports (batches waiting for the same
+    # turn may share one: group commit)
     assert len(worker.written) < 25
 
 

@@ -151,3 +151,43 @@ def test_a_report_not_written_in_time_is_refused(db):
         writer._busy = True             # a batch that never ends
     with pytest.raises(exception.ReportNotStored, match='in the time'):
         writer.submit(_report('slow', 4), timeout=0.2)
+
+
+def test_held_reports_are_written_in_one_transaction_when_waited_for(db):
+    with db.reader() as session:
+        before = changes.position(session)
+    writer = report_writer.ReportWriter(db, RATIOS)
+    # more than one MAX_BATCH: a server's batch is one transaction anyway
+    count = report_writer.MAX_BATCH + 10
+    with writer.holding() as held:
+        for i in range(count):
+            writer.submit(_report('h%03d' % i, 4))
+        writer.submit(_report('h000', 8, seconds=1))
+    assert _vcpus(db) == {}
+    writer.wait(held)
+    with db.reader() as session:
+        after = changes.position(session)
+    assert sum(after.stripes) == sum(before.stripes) + 1
+    assert len(_vcpus(db)) == count and _vcpus(db)['h000'] == 8
+    writer.check(held)
+    writer.stop()
+
+
+def test_a_held_report_not_stored_fails_its_own_check(db, monkeypatch):
+    writer = report_writer.ReportWriter(db, RATIOS)
+    real = db_providers.absorb_reports
+
+    def absorb_reports(db, nodes, *args, **kwargs):
+        if any(n.host == 'bad' for n in nodes):
+            raise RuntimeError('the database refused it')
+        return real(db, nodes, *args, **kwargs)
+    monkeypatch.setattr(db_providers, 'absorb_reports', absorb_reports)
+    with writer.holding() as held:
+        writer.submit(_report('good', 4))
+        writer.submit(_report('bad', 4))
+    writer.wait(held)
+    writer.check(held[:1])
+    with pytest.raises(exception.ReportNotStored):
+        writer.check(held[1:])
+    assert _vcpus(db) == {'good': 4}
+    writer.stop()
