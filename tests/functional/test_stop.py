@@ -89,7 +89,7 @@ def test_a_clean_stop_marks_the_record_down_and_restarts_reuse_it(
         server.start().wait_ready()
         _wait_records(db, 2)
         records = db_services.list_services(db, 60)
-        assert [(s['worker'], s['up']) for s in records] == [
+        assert sorted((s['worker'], s['up']) for s in records) == [
             (0, True), (1, True)]
     finally:
         db.dispose()
