@@ -135,7 +135,17 @@ def test_the_release_follows_its_tags_and_notes_sit_under_releases():
     tags = subprocess.run(['git', 'tag', '--list', '[0-9]*'], cwd=root,
                           capture_output=True, text=True, check=True,
                           timeout=30).stdout.split()
-    assert {'0.1.0', '0.2.0'} <= set(tags)
+    listed = dict(line.split() for line in
+                  (root / 'releasenotes' / 'releases').read_text().splitlines()
+                  if line.strip() and not line.startswith('#'))
+    assert {'0.1.0', '0.2.0'} <= set(listed)
+    assert set(listed) <= set(tags), (
+        'release tags missing from this clone; bash .ci/release-tags adds them')
+    for tag, commit in listed.items():
+        assert subprocess.run(
+            ['git', 'rev-parse', tag + '^{commit}'], cwd=root,
+            capture_output=True, text=True, check=True,
+            timeout=30).stdout.strip() == commit
     assert all(Version(version.release()) > Version(tag) for tag in tags)
     report = subprocess.run([str(BIN / 'reno'), 'report'], cwd=root,
                             capture_output=True, text=True, check=True,
