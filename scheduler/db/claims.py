@@ -49,6 +49,7 @@ from scheduler import exception
 from scheduler.model import fit
 from scheduler.db import api as db_api
 from scheduler.db import changes
+from scheduler.db import claim_record
 from scheduler.db import models
 
 P = models.providers
@@ -144,6 +145,8 @@ def claim_resources(db, claims, now=None, group=None):
         with db.reader() as session:
             raise exception.ClaimConflict(**_short(session,
                                                    exc.per_provider))
+    claim_record.note({(c.consumer_uuid, c.provider_id) for c in claims},
+                      now)
 
 
 def _claim(db, claims, now, group, held_known=False):
@@ -485,7 +488,9 @@ def held_claims(db, consumers, resources):
     instance; other amounts: a resize) is planned anew, and
     ``claim_resources`` replaces the claims held. The caller checks that
     the request still allows the hosts held (a reschedule names the host
-    that failed among those to avoid)."""
+    that failed among those to avoid). A repeat's claims are stamped
+    anew (``_restamp``), so that the call that first wrote them, if it
+    was answered too late, cannot release them (``release_written``)."""
     consumers = list(consumers)
     wanted = {rc: amount for rc, amount in resources.items() if amount}
     if not consumers or not wanted:
@@ -507,7 +512,62 @@ def held_claims(db, consumers, resources):
             return None
         found[consumer] = Claim(consumer, mine[0].provider_id, wanted,
                                 host=mine[0].host)
+    if not _restamp(db, [r for c in consumers for r in held[c]]):
+        return None
     return [found[c] for c in consumers]
+
+
+def _restamp(db, rows, now=None):
+    """Stamp a repeat's claims anew (``created_at``, the token of
+    ``claim_record``), so that the call they were first written for can
+    no longer release them; False if one of them was released or
+    confirmed meanwhile (plan the request anew)."""
+    now = now or timeutils.utcnow()
+    try:
+        with db.writer() as session:
+            for row in rows:
+                if not session.execute(
+                        sa.update(ALLOC).where(
+                            ALLOC.c.id == row.id,
+                            ALLOC.c.created_at == row.created_at,
+                            ALLOC.c.confirmed_at.is_(None))
+                        .values(created_at=now)).rowcount:
+                    raise _Moved()
+    except _Moved:
+        return False
+    claim_record.note({(r.consumer_uuid, r.provider_id) for r in rows}, now)
+    return True
+
+
+class _Moved(Exception):
+    """A held claim changed under a repeat (rolls its restamp back)."""
+
+
+@db_api.retry_on_deadlock
+def release_written(db, written):
+    """Give back the claims of a call whose caller never got the answer
+    (``claim_record.Written`` items): each only while it is unconfirmed
+    and still carries the stamp it was written with (a repeated request
+    answered with it since stamped it anew). Returns how many rows."""
+    if not written:
+        return 0
+    query = sa.select(ALLOC).where(
+        sa.or_(*[sa.and_(ALLOC.c.consumer_uuid == w.consumer_uuid,
+                         ALLOC.c.provider_id == w.provider_id,
+                         ALLOC.c.created_at == w.created_at)
+                 for w in written]),
+        ALLOC.c.confirmed_at.is_(None))
+    with changes.write(db) as change:
+        session = change.session
+        if not session.execute(query).first():
+            return 0
+        touched = {w.provider_id for w in written}
+        change.lock_providers(touched)
+        rows = session.execute(query.with_for_update()).all()
+        _release_rows(session, rows)
+        _forget_members(session, {r.consumer_uuid for r in rows})
+        change.providers(touched)
+        return len(rows)
 
 
 def list_allocations(db, host=None, consumer_uuid=None):

@@ -18,7 +18,10 @@ callers wait for their call monitor, its reports are gone.
   (``scheduler.db.claims.held_claims``).
 * a call its caller has given up on is not served (``caller_gave_up``):
   it is acknowledged and dropped, so no claim is written that nobody
-  would ever build on.
+  would ever build on. A call answered only after its caller surely
+  stopped waiting (``replied_too_late``: the broker went away between
+  the claim and the reply) gives back the claims it wrote
+  (``release_claims``, with ``scheduler.db.claim_record``).
 * a **cast** is acknowledged once its endpoint returned. An endpoint
   that raises one of the server's ``requeue_once`` exceptions gets its
   message **requeued once**; a message the broker already redelivered
@@ -48,6 +51,7 @@ unit tests) is adapted; with another driver a server behaves as a plain
 import collections
 import datetime
 import threading
+import time
 
 from oslo_log import log as logging
 from oslo_messaging._drivers import amqpdriver
@@ -55,6 +59,7 @@ from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_messaging.rpc import server as rpc_server
 from oslo_utils import timeutils
 
+from scheduler.db import claim_record
 from scheduler import exception
 
 LOG = logging.getLogger(__name__)
@@ -65,12 +70,28 @@ REPORT_THREADS = 64
 # messages a server requeued, remembered by unique id: kombu's in-memory
 # broker does not flag a requeued message as redelivered
 REQUEUED_REMEMBERED = 10000
+# seconds between a reply's last write and the latest it can reach its
+# caller (``replied_too_late``)
+REPLY_MARGIN = 2.0
 
 
 class LateAckMessage(amqpdriver.NotificationAMQPIncomingMessage):
     """``acknowledge`` is a no-op, as for oslo.messaging's own RPC
     messages (``RPCServer`` calls it before dispatching); ``settle``
-    acknowledges to the broker, from the consumer's thread."""
+    acknowledges to the broker, from the consumer's thread. ``received``
+    and ``replied`` are this worker's monotonic clock when the message
+    arrived and when its reply was out (None before)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.received = time.monotonic()
+        self.replied = None
+
+    def reply(self, *args, **kwargs):
+        try:
+            return super().reply(*args, **kwargs)
+        finally:
+            self.replied = time.monotonic()
 
     def acknowledge(self):
         pass
@@ -99,6 +120,25 @@ def _raw(message):
 def _redelivered(message):
     info = getattr(_raw(message), 'delivery_info', None) or {}
     return bool(info.get('redelivered'))
+
+
+def replied_too_late(message):
+    """True if the reply to this call went out when its caller had
+    surely stopped waiting: longer after the call arrived than the
+    caller's RPC timeout (the message's ``expiration``; the caller's
+    timer starts before the message can arrive), with ``REPLY_MARGIN``
+    to spare for a reply written to the socket before it is out. Both
+    times are this worker's monotonic clock: no clock skew enters. A
+    call without an expiration, or not answered, is never too late."""
+    properties = getattr(_raw(message), 'properties', None) or {}
+    replied = getattr(message, 'replied', None)
+    try:
+        timeout = float(properties['expiration']) / 1000
+    except (KeyError, TypeError, ValueError):
+        return False
+    if replied is None:
+        return False
+    return replied - message.received > timeout + REPLY_MARGIN
 
 
 def caller_gave_up(message, now=None):
@@ -141,8 +181,11 @@ class LateAckServer(rpc_server.RPCServer):
     #: for a server that handles each in a thread of its own
     batch = (1, None)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, release_claims=None, **kwargs):
         super().__init__(*args, **kwargs)
+        #: called with the ``claim_record.Written`` claims of a call
+        #: answered too late (None: such claims wait for the sweep)
+        self.release_claims = release_claims
         self._requeued = collections.OrderedDict()
         self._requeued_lock = threading.Lock()
 
@@ -177,10 +220,33 @@ class LateAckServer(rpc_server.RPCServer):
                             'before a worker took it',
                             message.message.get('method'))
             else:
-                super()._process_incoming(incoming)
+                self._serve_call(incoming)
         finally:
             if not getattr(message, 'requeued', False):
                 message.settle()
+
+    def _serve_call(self, incoming):
+        """Dispatch and answer a call; if the answer went out after its
+        caller stopped waiting (``replied_too_late``), the claims the
+        call wrote are given back (``release_claims``), since nobody
+        will build on them."""
+        message = incoming[0]
+        with claim_record.recording() as written:
+            super()._process_incoming(incoming)
+        if not written or self.release_claims is None or \
+                not replied_too_late(message):
+            return
+        try:
+            released = self.release_claims(written)
+        except Exception as exc:
+            # the sweep gives them back after the grace period instead
+            LOG.warning('Claims of a late reply not released: %s', exc)
+            return
+        LOG.warning('Call %s answered %.1f s after it arrived, after its '
+                    'caller stopped waiting: released %d claim row(s) of '
+                    '%s', message.message.get('method'),
+                    message.replied - message.received, released,
+                    ', '.join(sorted({w.consumer_uuid for w in written})))
 
     def _handle_cast(self, message):
         try:

@@ -128,7 +128,8 @@ SERVES_DECISIONS = 'decisions'
 SERVES_REPORTS = 'reports'
 
 
-def get_server(conf, transport, endpoints, serves=SERVES_ALL):
+def get_server(conf, transport, endpoints, serves=SERVES_ALL,
+               release_claims=None):
     """The worker's RPC servers (threading executor): on both topics, or
     on one of them (``serves``, see ``[DEFAULT] report_workers``).
 
@@ -138,7 +139,10 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL):
     server acknowledges a cast only once its endpoint returned
     (``scheduler.rpc.late_ack``), or once its batch's reports committed
     (``scheduler.rpc.report_batches``), the decision topic's a call once
-    it was answered.
+    it was answered. ``release_claims`` (called with the claims of a call
+    whose reply went out after its caller stopped waiting) gives such
+    claims back at once (``late_ack.replied_too_late``); without it they
+    wait for the sweep of unconfirmed claims.
     """
     report_topic = sched_conf.scheduler.report_topic(conf)
     sched_conf.limits.register_opts(conf)
@@ -147,7 +151,8 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL):
     if serves in (SERVES_ALL, SERVES_DECISIONS):
         servers.append(_server(conf, transport, conf.scheduler.topic,
                                # late_ack: acknowledged once answered
-                               endpoints, late_ack.CallServer))
+                               endpoints, late_ack.CallServer,
+                               release_claims=release_claims))
     if serves in (SERVES_ALL, SERVES_REPORTS):
         # in batches with the rabbit driver, one at a time otherwise
         server_cls, extra = report_batches.server_class(conf, transport,

@@ -24,6 +24,7 @@ Nothing that opens a socket or a thread is left in the parent before it
 forks: every worker builds its own DB pool, transport and RPC server.
 """
 
+import functools
 import os
 import threading
 
@@ -33,6 +34,7 @@ from oslo_reports import guru_meditation_report as gmr
 from oslo_reports.generators import conf as gmr_conf
 
 from scheduler import conf as sched_conf
+from scheduler.db import claims
 from scheduler.rpc import log_filters
 from scheduler.rpc import messaging
 from scheduler.rpc import nova_endpoint  # issue 21
@@ -76,8 +78,10 @@ class Worker(cotyledon.Service):
         if self.serves != messaging.SERVES_REPORTS:
             self.endpoint.host_cache.refresh(force=True)
         self.transport = messaging.get_transport(self.conf)
-        self.server = messaging.get_server(self.conf, self.transport,
-                                     [self.endpoint], serves=self.serves)
+        self.server = messaging.get_server(
+            self.conf, self.transport, [self.endpoint], serves=self.serves,
+            release_claims=functools.partial(claims.release_written,
+                                             self.endpoint.db))
         if self.serves != messaging.SERVES_REPORTS:
             # issue 21: Nova's scheduler RPC API too, with [nova] enabled
             # (none otherwise); started, stopped and waited with the rest

@@ -140,7 +140,8 @@ def test_the_release_follows_its_tags_and_notes_sit_under_releases():
                   if line.strip() and not line.startswith('#'))
     assert {'0.1.0', '0.2.0'} <= set(listed)
     assert set(listed) <= set(tags), (
-        'release tags missing from this clone; bash .ci/release-tags adds them')
+        'release tags missing from this clone; '
+        'bash .ci/release-tags adds them')
     for tag, commit in listed.items():
         assert subprocess.run(
             ['git', 'rev-parse', tag + '^{commit}'], cwd=root,

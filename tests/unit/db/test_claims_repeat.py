@@ -5,6 +5,7 @@ repeat and is planned, then claimed, anew."""
 
 import pytest
 
+from scheduler.db import claim_record
 from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
 
@@ -34,7 +35,7 @@ def test_a_repeat_gets_the_hosts_it_holds_and_writes_nothing(db, hosts):
     assert [(c.consumer_uuid, c.host, c.provider_id) for c in held] == [
         (C2, 'h2', hosts[1]), (C1, 'h1', hosts[0])]
     assert held[0].resources == TINY
-    assert _rows(db) == before
+    assert _rows(db) == before      # restamped, nothing claimed again
 
 
 @pytest.mark.parametrize('case', ['none held', 'one of two held',
@@ -57,3 +58,56 @@ def test_a_repeat_claimed_again_keeps_one_set(db, hosts):
     claims.claim_resources(db, [claims.Claim(C1, hosts[1], TINY, 'h2')])
     assert _rows(db) == [(C1, 'h2', rcs.MEMORY_MB, 64),
                          (C1, 'h2', rcs.VCPU, 1)]
+
+
+def _capacity_claimed(db, provider):
+    return {a['resource_class']: a['amount']
+            for a in claims.list_allocations(db)
+            if a['provider_id'] == provider}
+
+
+def test_a_late_calls_claims_are_released_unless_a_repeat_took_them(
+        db, hosts):
+    """A call whose answer went out after its caller stopped waiting
+    gives back what it wrote (``release_written``), but never claims
+    that a repeated request was answered with since: the repeat stamps
+    them anew."""
+    with claim_record.recording() as first:
+        claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1'),
+                                    claims.Claim(C2, hosts[1], TINY, 'h2')])
+    assert sorted(w.consumer_uuid for w in first) == [C1, C2]
+    # the caller retried C1's request alone and got the claim held
+    with claim_record.recording() as repeat:
+        held = claims.held_claims(db, [C1], TINY)
+    assert [c.host for c in held] == ['h1']
+    assert [w.consumer_uuid for w in repeat] == [C1]
+    assert claims.release_written(db, first) == 2     # C2's two rows
+    assert _rows(db) == [(C1, 'h1', rcs.MEMORY_MB, 64),
+                         (C1, 'h1', rcs.VCPU, 1)]
+    assert _capacity_claimed(db, hosts[1]) == {}
+    # the repeat's own record still releases it; twice is a no-op
+    assert claims.release_written(db, repeat) == 2
+    assert claims.release_written(db, repeat) == 0
+    assert _rows(db) == []
+
+
+def test_a_confirmed_claim_is_never_released_as_late(db, hosts):
+    with claim_record.recording() as written:
+        claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')])
+    claims.sync_host_consumers(db, 'h1', [C1], 600)
+    assert claims.release_written(db, written) == 0
+    assert len(_rows(db)) == 2
+
+
+def test_a_repeat_whose_claims_were_released_meanwhile_is_planned_anew(
+        db, hosts, monkeypatch):
+    with claim_record.recording() as written:
+        claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')])
+    real = claims._restamp
+
+    def released_first(db_, rows, now=None):
+        claims.release_written(db, written)
+        return real(db_, rows, now)
+    monkeypatch.setattr(claims, '_restamp', released_first)
+    assert claims.held_claims(db, [C1], TINY) is None
+    assert _rows(db) == []

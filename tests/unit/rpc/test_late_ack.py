@@ -11,6 +11,7 @@ import time
 import oslo_messaging
 from oslo_utils import timeutils
 
+from scheduler.db import claim_record
 from scheduler import exception
 from scheduler.rpc import messaging
 from scheduler.rpc import late_ack
@@ -156,3 +157,62 @@ def test_caller_gave_up_when_older_than_all_its_caller_waits():
     assert not late_ack.caller_gave_up(_Message(sent, None, 30), now)
     assert not late_ack.caller_gave_up(_Message(None, '60000', 30), now)
     assert not late_ack.caller_gave_up(_Message('junk', '60000', 30), now)
+
+
+class _Claimer:
+    """Writes one claim per call (noted as ``claims.claim_resources``
+    notes it), answering after ``delay`` seconds."""
+
+    def __init__(self, delay):
+        self.delay = delay
+
+    def place(self, ctxt, consumer=None):
+        claim_record.note({(consumer, 7)}, timeutils.utcnow())
+        time.sleep(self.delay)
+        return 'h1'
+
+
+def test_the_claims_of_a_call_answered_too_late_are_given_back(
+        conf, transport, monkeypatch):
+    monkeypatch.setattr(late_ack, 'REPLY_MARGIN', 0.2)
+    released = []
+    server = oslo_messaging.get_rpc_server(
+        transport, oslo_messaging.Target(topic='decisions', server='w1'),
+        [_Claimer(delay=1.6)], executor='threading',
+        serializer=messaging.get_serializer(),
+        server_cls=late_ack.CallServer)
+    server.release_claims = released.append
+    server.start(override_pool_size=3)
+    client = oslo_messaging.get_rpc_client(
+        transport, oslo_messaging.Target(topic='decisions'))
+    try:
+        try:
+            # the caller waits 1 s: the answer at 1.6 s reaches nobody
+            client.prepare(timeout=1).call({}, 'place', consumer='c-late')
+        except oslo_messaging.MessagingTimeout:
+            pass
+        # one answered in time keeps its claim
+        server.dispatcher.endpoints[0].delay = 0
+        assert client.prepare(timeout=5).call(
+            {}, 'place', consumer='c-in-time') == 'h1'
+        deadline = time.monotonic() + 5
+        while not released and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [[w.consumer_uuid for w in written]
+                for written in released] == [['c-late']]
+    finally:
+        server.stop()
+        server.wait()
+
+
+def test_replied_too_late_only_past_the_callers_timeout(monkeypatch):
+    message = _Message(None, '10000', None)
+    message.received = 100.0
+    message.replied = None
+    assert not late_ack.replied_too_late(message)      # not answered
+    message.replied = 100.0 + 10 + late_ack.REPLY_MARGIN - 0.1
+    assert not late_ack.replied_too_late(message)
+    message.replied = 100.0 + 10 + late_ack.REPLY_MARGIN + 0.1
+    assert late_ack.replied_too_late(message)
+    # a call that does not say how long its caller waits: never
+    assert not late_ack.replied_too_late(_Message(None, None, 30))
