@@ -124,7 +124,7 @@ def _allocations_of(session, consumers, lock=False):
 
 
 @db_api.retry_on_deadlock
-def claim_resources(db, claims, now=None, group=None):
+def claim_resources(db, claims, now=None, group=None, if_held=None):
     """Write every claim or none; raise ClaimConflict if one doesn't fit.
 
     Claims already held by the same consumers are replaced (a reschedule
@@ -132,12 +132,23 @@ def claim_resources(db, claims, now=None, group=None):
     (a ``GroupPolicy``), the group's row is locked first and the policy is
     checked against the members already placed, so concurrent requests
     of one group can't break it (``GroupPolicyConflict``).
+
+    ``if_held`` (a callable, or None) is asked first when the consumers
+    turn out to hold claims: a repeated request is answered with the
+    claims it holds (``held_claims``), so the callable returns that
+    answer, which is returned with nothing written, or None to replace
+    the claims as above. A request whose consumers hold nothing (nearly
+    all) pays no statement for this: the lock tells (``_lock_claimed``).
+    Returns None when the claims were written.
     """
     now = now or timeutils.utcnow()
     try:
         try:
-            _claim(db, claims, now, group)
+            _claim(db, claims, now, group, ask_first=if_held is not None)
         except _HoldsClaims:
+            answer = if_held() if if_held is not None else None
+            if answer is not None:
+                return answer
             _claim(db, claims, now, group, held_known=True)
     except _DidNotFit as exc:
         # read outside the rolled-back transaction: what the claim saw,
@@ -149,7 +160,7 @@ def claim_resources(db, claims, now=None, group=None):
                       now)
 
 
-def _claim(db, claims, now, group, held_known=False):
+def _claim(db, claims, now, group, held_known=False, ask_first=False):
     consumers = sorted({c.consumer_uuid for c in claims})
     with changes.write(db) as change:
         session = change.session
@@ -158,6 +169,8 @@ def _claim(db, claims, now, group, held_known=False):
             _enforce_group(session, group, claims, now)
         claimed = {c.provider_id for c in claims}
         held_on = _lock_claimed(change, claimed, consumers, held_known)
+        if held_on and ask_first and not held_known:
+            raise _HoldsClaims()
         # the driver confirms the new claims in its host table
         # (AssumedClaims); released ones it learns from the feed
         change.applied_in_memory = not held_on

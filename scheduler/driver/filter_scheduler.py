@@ -90,6 +90,9 @@ class _Decision:
         self.settle_waits = 0
         self.considered = 0
         self.fresh = False
+        # the request names its instance uuids: it may repeat one whose
+        # claims are held (``FilterScheduler._held``)
+        self.repeat_of = False
 
     def timed(self, phase, fn, *args):
         began = self._clock()
@@ -139,41 +142,44 @@ class FilterScheduler:
                          [uuidutils.generate_uuid()
                           for _ in range(spec.num_instances)])
         decision = _Decision(self._clock)
-        held = (self._held(request, consumers, decision)
-                if instance_uuids else None)
-        if held is not None:
-            LOG.info('Repeated request for %s: answered with the claims '
-                     'it holds', ', '.join(consumers))
-            return held
+        # a repeat (same instance uuids) is recognised at claim time
+        decision.repeat_of = bool(instance_uuids)
         try:
             selections = self._decide(request, consumers, return_alternates,
                                       decision)
         except exception.NoValidHost:
+            # a repeat on a full cloud: its own claims took the room
+            held = self._held(request, consumers) if instance_uuids else None
+            if held is not None:
+                return held
             self._record(ctxt, consumers, decision, None)
             raise
         self._record(ctxt, consumers, decision, selections)
         return selections
 
-    def _held(self, request, consumers, decision):
+    def _held(self, request, consumers):
         """A repeated request's answer (a call delivered again after its
-        worker died, or the caller's retry): the claims its consumers
-        hold (``claims.held_claims``), while the request still allows
-        their hosts; None to plan it as usual."""
+        worker died, or the caller's retry), asked by the claim when the
+        consumers turn out to hold claims: the claims they hold
+        (``claims.held_claims``), while the request still allows their
+        hosts; None to replace them with the plan's (a reschedule)."""
         if resource_groups.has_groups(request.spec):
             return None
         held = claims.held_claims(self.db, consumers, request.resources)
         if held is None:
             return None
-        self._refresh(decision)     # the hosts held are in the view
         with self.cache.lock:
             table = self.cache.table
             allowed = requested_hosts_mask(table, request)
             rows = [table.row_of(c.provider_id) for c in held]
             if any(r is None or not allowed[r] for r in rows):
                 return None
-            return [[self._selection(table, r, c.consumer_uuid, request,
-                                     False, 0.0)]
-                    for r, c in zip(rows, held)]
+            answer = [[self._selection(table, r, c.consumer_uuid, request,
+                                       False, 0.0)]
+                      for r, c in zip(rows, held)]
+        LOG.info('Repeated request for %s: answered with the claims it '
+                 'holds', ', '.join(consumers))
+        return answer
 
     def plan(self, request, consumers, return_alternates=False):
         """The selections ``select_destinations`` would make for
@@ -206,8 +212,10 @@ class FilterScheduler:
                 if self._may_be_false(key, decision, deadline):
                     continue
                 raise
-            if self._claim(plan, request, decision, key):
-                return plan.selections
+            selections = self._claim(plan, request, consumers, decision,
+                                     key)
+            if selections is not None:
+                return selections
             if decision.conflicts > self.claim_retries:
                 diagnosis = Diagnosis(self.cache.table.size)
                 diagnosis.claim_conflicts = decision.conflicts
@@ -240,24 +248,33 @@ class FilterScheduler:
             return True
         return False
 
-    def _claim(self, plan, request, decision, key):
-        """Write the plan's claims; True if done, False on a conflict."""
+    def _claim(self, plan, request, consumers, decision, key):
+        """Write the plan's claims and return the selections: the plan's,
+        or, for a repeated request, those of the claims it holds
+        (``_held``); None on a conflict."""
         group = request.group.claim_policy() if request.group else None
+        if_held = None
+        if decision.repeat_of:
+            def if_held():
+                return self._held(request, consumers)
         try:
-            decision.timed('claim', claims.claim_resources, self.db,
-                           plan.claims, None, group)
+            held = decision.timed('claim', claims.claim_resources, self.db,
+                                  plan.claims, None, group, if_held)
         except exception.ClaimConflict as exc:
             decision.conflicts += 1
             self.assumed.forget(key)
             LOG.info('Claim conflict: %s; re-planning (attempt %d)',
                      exc, decision.conflicts)
             self.cache.reload_providers({c.provider_id for c in plan.claims})
-            return False
+            return None
         except Exception:
             self.assumed.forget(key)
             raise
+        if held is not None:
+            self.assumed.forget(key)    # nothing written: the held stand
+            return held
         self.assumed.confirm(key)
-        return True
+        return plan.selections
 
     def _record(self, ctxt, consumers, decision, selections):
         timings = decision.close()

@@ -28,8 +28,26 @@ def test_a_repeat_gets_the_hosts_it_holds(db, make_driver):
         CTXT, fakes.request_spec(vcpus=2, num_instances=3),
         instance_uuids=UUIDS)
     assert _hosts(again) == _hosts(first)
-    assert sorted(map(str, claims.list_allocations(db))) == \
-        sorted(map(str, before))
+    # the same rows, only stamped anew (claims.held_claims)
+    assert _rows(claims.list_allocations(db)) == _rows(before)
+
+
+def _rows(allocations):
+    return sorted(str({k: v for k, v in a.items() if k != 'created_at'})
+                  for a in allocations)
+
+
+def test_a_repeat_on_a_full_cloud_gets_the_hosts_it_holds(db, make_driver):
+    fakes.report(db, 'h1', vcpus=4, cpu_allocation_ratio=1.0)
+    first = make_driver().select_destinations(
+        CTXT, fakes.request_spec(vcpus=2, num_instances=2),
+        instance_uuids=UUIDS[:2])
+    # its own claims fill the host: planned anew it would not fit
+    again = make_driver().select_destinations(
+        CTXT, fakes.request_spec(vcpus=2, num_instances=2),
+        instance_uuids=UUIDS[:2])
+    assert _hosts(again) == _hosts(first) == ['h1', 'h1']
+    assert len(claims.list_allocations(db)) == 2 * 2     # VCPU, RAM
 
 
 def test_a_resize_is_no_repeat(db, driver):
