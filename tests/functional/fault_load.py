@@ -13,6 +13,8 @@
     load.unexpected()                   # answers that are no clear answer
     load.first_success_after(mark)      # seconds until placements flowed
 
+``Load(server, threads, timeout=4)``: callers that give up after 4 s.
+
 ``audit(server, load)`` returns the problems the database shows: any
 overcommit, any claim whose caller was not told it was placed (an orphan),
 any placement the caller was told of but that has no claim.
@@ -43,6 +45,10 @@ class Load:
     def __init__(self, server, threads=4, timeout=None):
         self.server = server
         self.client = server.client()
+        if timeout is not None:
+            # callers that wait ``timeout`` seconds at most for an answer
+            api = self.client.api
+            api.client = api.client.prepare(timeout=timeout)
         self.threads = [threading.Thread(target=self._run, daemon=True)
                         for _ in range(threads)]
         self.stopping = threading.Event()

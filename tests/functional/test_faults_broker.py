@@ -7,7 +7,8 @@ when it returns. Every call must be answered (placed, NoValidHost or
 retried into a placement: no raw error), placements must flow again
 within 5 s of the broker's return, and not as "0/20 hosts: not
 reporting": the trackers get a period to report again. The outage is one
-log line when it starts and one when it ends, per worker.
+log line when it starts and one when it ends, per worker. Callers that
+give up during the outage are left no claim.
 """
 
 import os
@@ -24,6 +25,8 @@ from tests.functional import workload
 BACK_WITHIN = 5.0
 DOWN_TIME = 8          # service_down_time of this test, seconds
 OUTAGE = DOWN_TIME + 4
+# the RPC timeout of callers that give up during the outage
+IMPATIENT = 4
 WORKERS = 2
 # what oslo.messaging logs per reconnect attempt; none of it may reach the
 # log (rpc/log_filters.BrokerOutage)
@@ -61,13 +64,16 @@ def test_broker_restart_under_load(rabbit, tmp_path, summary_line):
         server.db_sync()
         server.start().wait_ready()
         workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
-        with fault_load.Load(server, threads=4) as load:
+        with fault_load.Load(server, threads=4) as load, \
+                fault_load.Load(server, threads=2,
+                                timeout=IMPATIENT) as impatient:
             time.sleep(1)
             rabbit.stop()
             time.sleep(OUTAGE)
             rabbit.start()
             back = time.monotonic()
             time.sleep(BACK_WITHIN + 1)
+        _assert_no_orphan(server, load, impatient, summary_line)
         after = [a for a in load.answers if a[0] >= back]
         summary_line('faults: broker stopped %ds: %s; placements again '
                      'after %s s' % (OUTAGE, load.counts(), _rounded(
@@ -89,6 +95,26 @@ def test_broker_restart_under_load(rabbit, tmp_path, summary_line):
         rabbit.start()      # so that the test's own clients can close
     finally:
         server.close()
+
+
+def _assert_no_orphan(server, load, impatient, summary_line):
+    """Callers that stopped waiting during the outage hold no claim: a
+    worker that could only answer after the outage gave their claims
+    back (late_ack.replied_too_late), whoever took the call again."""
+    placed = load.placed() | impatient.placed()
+
+    def orphans():
+        return {row['consumer_uuid'] for row in db_state.allocations(
+            server.engine)} - placed
+    try:
+        db_state.wait_for(lambda: not orphans(), 15, 'no orphan claim')
+    finally:
+        summary_line(
+            'faults: broker stopped %ds, callers waiting %d s at most: '
+            '%s; claims of late replies released: %d; orphan claims: %d'
+            % (OUTAGE, IMPATIENT, impatient.counts(),
+               server.count_in_log('after its caller stopped waiting'),
+               len(orphans())))
 
 
 def _assert_one_line_each_side(server, summary_line):
