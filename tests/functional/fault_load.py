@@ -54,6 +54,7 @@ class Load:
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.answers = []           # (monotonic time, kind, detail, uuid)
+        self.longest_wait = 0.0     # seconds, of any call
         self.timeout = timeout
 
     def __enter__(self):
@@ -74,6 +75,7 @@ class Load:
         while not self.stopping.is_set():
             consumer = str(uuid.uuid4())
             spec = workload.object_spec(TINY, instance_uuids=[consumer])
+            started = time.monotonic()
             try:
                 self.client.select_destinations(ctxt, spec,
                                                 instance_uuids=[consumer])
@@ -87,6 +89,8 @@ class Load:
             with self.lock:
                 self.answers.append((time.monotonic(), kind, detail,
                                      consumer))
+                self.longest_wait = max(self.longest_wait,
+                                        time.monotonic() - started)
             if kind != 'placed':
                 time.sleep(0.05)
 
