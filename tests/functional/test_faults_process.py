@@ -88,11 +88,12 @@ def test_worker_sigkill_under_load(server, summary_line):
     waits = [t - killed for t, kind, _, _ in load.answers
              if kind != 'placed' and t > killed]
     summary_line('faults: worker SIGKILL: %s; replaced after %.1f s; '
-                 'longest unanswered call %.1f s; orphaned claims %d '
-                 '(an abandoned call: %d), 0 left %.0f s after the '
-                 'kill (grace %d s)' % (
+                 'longest unanswered call %.1f s; longest wait %.1f s; '
+                 'orphaned claims %d (an abandoned call: %d), 0 left %.0f '
+                 's after the kill (grace %d s)' % (
                      load.counts(), replaced, max(waits, default=0),
-                     len(orphans), int(abandoned in orphans), swept, GRACE))
+                     load.longest_wait, len(orphans),
+                     int(abandoned in orphans), swept, GRACE))
     # a call the dead worker held ends in SchedulerUnavailable, but soon
     assert all(kind in fault_load.EXPECTED for kind, _ in load.unexpected())
     assert max(waits, default=0) < FAIL_FAST
