@@ -7,6 +7,8 @@ the caller gets a clear error back and the worker logs one line instead of
 a traceback, then goes on serving.
 """
 
+import functools
+
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_utils import timeutils
 from oslo_versionedobjects import base as ovo_base
@@ -17,6 +19,20 @@ from scheduler import context as sched_context
 from scheduler import exception
 
 SENT_AT = 'sent_at'
+
+#: field types whose (coerced) values are never objects
+_PLAIN_TYPES = (ovo_fields.Boolean, ovo_fields.Dict, ovo_fields.Float,
+                ovo_fields.NonNegativeFloat, ovo_fields.Integer,
+                ovo_fields.NonNegativeInteger, ovo_fields.List,
+                ovo_fields.Set, ovo_fields.String,
+                ovo_fields.StringPattern, ovo_fields.DateTime)
+
+
+@functools.lru_cache(maxsize=None)
+def _object_fields(cls):
+    """The fields of ``cls`` that may hold an object."""
+    return tuple(name for name, field in cls.fields.items()
+                 if not isinstance(field._type, _PLAIN_TYPES))
 
 
 class SchedulerObjectRegistry(ovo_base.VersionedObjectRegistry):
@@ -40,6 +56,40 @@ class SchedulerObject(ovo_base.VersionedObject,
             raise AttributeError('%s object has no attribute %r' % (
                 self.obj_name(), attrname))
         return hasattr(self, '_obj_' + attrname)
+
+    def obj_set_fields(self):
+        """The names of the fields that are set, in one look at each
+        (``obj_attr_is_set`` of every field, without its name check)."""
+        return {name for name in self.fields
+                if hasattr(self, '_obj_' + name)}
+
+    def obj_set_items(self, skip=()):
+        """(name, value) of the set fields, in field order, but those in
+        ``skip``: what reading each through its property returns."""
+        items = []
+        for name in self.fields:
+            if name not in skip:
+                try:
+                    items.append((name, getattr(self, '_obj_' + name)))
+                except AttributeError:
+                    pass    # not set
+        return items
+
+    def obj_what_changed(self):
+        """ovo's answer (the fields set since the last reset, and those
+        holding an object with changes), looking only at the fields
+        that may hold an object rather than at every field: it runs
+        twice for each object put on the wire, and a Selection's
+        changes were a quarter of its serialization."""
+        fields = self.fields
+        changes = {name for name in self._changed_fields if name in fields}
+        for name in _object_fields(type(self)):
+            if self.obj_attr_is_set(name):
+                value = getattr(self, name)
+                if isinstance(value, ovo_base.VersionedObject) and \
+                        value.obj_what_changed():
+                    changes.add(name)
+        return changes
 
     def obj_set_from_dict(self, values, path):
         """Set fields from ``values``, naming ``path.field`` on errors.

@@ -102,37 +102,69 @@ class ComputeNode(base.SchedulerObject):
         return self.get('hypervisor_hostname') or self.host
 
     @classmethod
-    def from_stats(cls, host, node, stats):
+    def from_stats(cls, host, node, stats, adopt=False):
         """Build from an ``update_resource_stats`` payload.
 
         ``stats`` is a dict of compute_nodes fields or a ComputeNode.
         Unknown or ill-typed fields raise ``InvalidField`` naming them.
+        ``adopt``: a ComputeNode ``stats`` is held by nobody else (the RPC
+        edge deserialized it from the message, which coerced every field
+        it sets): it is completed in place rather than copied, with the
+        same checks and the same result.
         """
         if not isinstance(host, str) or not host:
             raise exception.InvalidField(
                 field='name', reason='host must be a non-empty string, '
                 'got %r' % (host,))
-        if isinstance(stats, cls):
-            values = {k: getattr(stats, k) for k in stats.obj_what_changed()
-                      | {f for f in stats.fields if stats.obj_attr_is_set(f)}
-                      if k not in _IDENTITY}
-        elif isinstance(stats, dict):
-            stats = nova_compat.compute_node_stats(stats)
-            values = {k: v for k, v in stats.items() if k not in _IDENTITY}
-            if 'host' in stats and stats['host'] != host:
-                raise exception.InvalidField(
-                    field='stats.host', reason='%r does not match the name '
-                    '%r it is reported under' % (stats['host'], host))
+        unset = _adoptable(stats) if adopt else None
+        if unset is not None:
+            node_obj = stats
+            # as a copy: the newest version, no context of the message
+            node_obj.VERSION = cls.VERSION
+            node_obj._context = None
+            node_obj.host = host
+            node_obj.hypervisor_hostname = node or host
         else:
-            raise exception.InvalidField(
-                field='stats', reason='expected a dict or ComputeNode, got '
-                '%s' % type(stats).__name__)
-        node_obj = cls(host=host, hypervisor_hostname=node or host)
-        node_obj.obj_set_from_dict(values, 'stats')
+            node_obj = cls(host=host, hypervisor_hostname=node or host)
+            node_obj.obj_set_from_dict(_values(cls, host, stats), 'stats')
+            unset = set(cls.fields) - node_obj.obj_set_fields()
         for name, field in cls.fields.items():
-            if not node_obj.obj_attr_is_set(name) and field.default \
-                    is not fields.UnspecifiedDefault:
+            if name not in unset:
+                continue
+            if field.default is not fields.UnspecifiedDefault:
                 setattr(node_obj, name, field.default)
-            elif not node_obj.obj_attr_is_set(name) and field.nullable:
+            elif field.nullable:
                 setattr(node_obj, name, None)
         return generic_inventory.check_report(node_obj)
+
+
+def _adoptable(node):
+    """The fields ComputeNode ``node`` leaves unset if it can be
+    completed in place, None if it cannot: not a ComputeNode, or a field
+    it says changed is not set (a copy reads each; one that is not set
+    fails the copy, as it did before adopting)."""
+    if not isinstance(node, ComputeNode):
+        return None
+    unset = set(node.fields) - node.obj_set_fields() - set(_IDENTITY)
+    if unset & node._changed_fields:
+        return None
+    return unset
+
+
+def _values(cls, host, stats):
+    """The fields of report ``stats`` (a dict or a ComputeNode) that a
+    new ComputeNode of ``host`` takes."""
+    if isinstance(stats, cls):
+        return {k: getattr(stats, k) for k in stats.obj_what_changed()
+                | {f for f in stats.fields if stats.obj_attr_is_set(f)}
+                if k not in _IDENTITY}
+    if isinstance(stats, dict):
+        stats = nova_compat.compute_node_stats(stats)
+        if 'host' in stats and stats['host'] != host:
+            raise exception.InvalidField(
+                field='stats.host', reason='%r does not match the name '
+                '%r it is reported under' % (stats['host'], host))
+        return {k: v for k, v in stats.items() if k not in _IDENTITY}
+    raise exception.InvalidField(
+        field='stats', reason='expected a dict or ComputeNode, got '
+        '%s' % type(stats).__name__)

@@ -10,8 +10,9 @@ cannot be read raises ``InvalidField`` naming it:
   (``RequestSpec.from_nova``); a request of resource groups alone gets an
   empty flavor; unset fields get their defaults;
 * a tracker report: ``name`` and ``stats`` into a ComputeNode
-  (``ComputeNode.from_stats``), whose fields the tracker did not send
-  (set to their defaults by the reading) are named in its
+  (``ComputeNode.from_stats``; the one the serializer built from the
+  message is completed in place, not copied), whose fields the tracker
+  did not send (set to their defaults by the reading) are named in its
   ``DEFAULTED`` attribute: the schema sees what was sent,
   so that a report leaving out its capacity is refused, not read as
   zero;
@@ -29,7 +30,16 @@ from scheduler.objects import nova_compat
 DEFAULTED = '_defaulted'
 
 
+#: the attribute of a RequestSpec the edge read (``read`` of a received
+#: message): the manager's own reading of it returns it as it is, once
+READ_BY_EDGE = '_read_by_edge'
+
+
 def request_spec(spec_obj):
+    if getattr(spec_obj, READ_BY_EDGE, False):
+        # read by the edge just before: nothing to complete again
+        delattr(spec_obj, READ_BY_EDGE)
+        return spec_obj
     if spec_obj is None:
         raise exception.InvalidField(field='spec_obj', reason='missing')
     if nova_compat.is_nova_request_spec(spec_obj):
@@ -49,14 +59,16 @@ def request_spec(spec_obj):
     return spec_obj.obj_complete('spec_obj')
 
 
-def report(name, stats):
-    """The ComputeNode of a report of ``stats`` under ``name``."""
+def report(name, stats, received=False):
+    """The ComputeNode of a report of ``stats`` under ``name``;
+    ``received``: as ``read``."""
     host, node = names.parse_name(name)
     if isinstance(stats, objects.ComputeNode) and getattr(
             stats, '_read_for', None) == (host, node):
         return stats
     sent = _sent_fields(stats)
-    node_obj = objects.ComputeNode.from_stats(host, node, stats)
+    node_obj = objects.ComputeNode.from_stats(host, node, stats,
+                                              adopt=received)
     node_obj._read_for = (host, node)
     setattr(node_obj, DEFAULTED, frozenset(node_obj.fields) - sent)
     return node_obj
@@ -65,7 +77,7 @@ def report(name, stats):
 def _sent_fields(stats):
     """The ComputeNode fields a report's ``stats`` carries."""
     if isinstance(stats, objects.ComputeNode):
-        return {name for name in stats.fields if stats.obj_attr_is_set(name)}
+        return stats.obj_set_fields()
     if nova_compat.is_envelope(stats):
         stats = nova_compat.unwrap(stats)
     return set(stats) if isinstance(stats, dict) else set()
@@ -85,13 +97,20 @@ def object_list(value, cls, field):
     return list(items)
 
 
-def read(method, args):
-    """``args`` of ``method`` as the manager takes them."""
+def read(method, args, received=False):
+    """``args`` of ``method`` as the manager takes them. ``received``:
+    ``args`` were just deserialized from a message and nobody else holds
+    them, so a report's ComputeNode is completed in place instead of
+    copied (``ComputeNode.from_stats``'s ``adopt``: the copy was a
+    third of a report's dispatch), and the manager's own reading of a
+    RequestSpec (``request_spec``) finds it read already."""
     args = dict(args)
     if method == 'select_destinations':
-        args['spec_obj'] = request_spec(args.get('spec_obj'))
+        args['spec_obj'] = spec_obj = request_spec(args.get('spec_obj'))
+        if received:
+            setattr(spec_obj, READ_BY_EDGE, True)
     elif method == 'update_resource_stats' and 'name' in args:
-        args['stats'] = report(args['name'], args.get('stats'))
+        args['stats'] = report(args['name'], args.get('stats'), received)
     elif method == 'update_aggregates' and 'aggregates' in args:
         args['aggregates'] = object_list(args['aggregates'],
                                          objects.Aggregate, 'aggregates')

@@ -18,9 +18,10 @@ log as a traceback:
   read (``scheduler.rpc.arguments``), against the method's JSON Schema
   for the message's version (``scheduler.rpc.schemas``), and a request
   against the enabled plugins' own checks (the hints and extra specs a
-  filter owns: ``request_checks`` of the endpoint). A caller the
-  policy refuses learns nothing of its arguments: the manager's policy
-  check answers it first;
+  filter owns: ``request_checks`` of the endpoint). Policy is evaluated
+  once, here, before the arguments are read (``policy.authorized``: the
+  manager's method is called without its own ``authorize`` check); a
+  caller the policy refuses learns nothing of its arguments;
 * ``InvalidRequest`` (raised by the edge check or the serializer) is an
   expected exception: a call gets it back, a cast is dropped with one
   warning naming the method and the field (values in it cut to a few
@@ -243,7 +244,6 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
     def _checked_call(self, endpoint, method, ctxt, args):
         """oslo.messaging's ``_do_dispatch`` with the edge check
         (module docstring) between deserializing and calling."""
-        func = getattr(endpoint, method)
         version = self._message.version
         described = method in schemas.METHODS
         if described:
@@ -251,20 +251,18 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         ctxt = self.serializer.deserialize_context(ctxt)
         args = {name: self.serializer.deserialize_entity(ctxt, value)
                 for name, value in args.items()}
-        if described and self._allowed(endpoint, method, ctxt):
-            args = arguments.read(method, args)
+        if described and hasattr(endpoint, 'conf'):
+            # policy, once (``policy.authorized``): a refused caller is
+            # answered before its arguments are read
+            func = policy.authorized(endpoint, method, ctxt)
+        else:
+            func = getattr(endpoint, method)
+        if described:
+            args = arguments.read(method, args, received=True)
             self.edge.check_arguments(method, version, args)
             _plugin_checks(endpoint, method, args)
         result = func(ctxt, **args)
         return self.serializer.serialize_entity(ctxt, result)
-
-    @staticmethod
-    def _allowed(endpoint, method, ctxt):
-        """Whether policy lets ``ctxt`` call ``method``; a refused caller
-        is answered by the method's own policy check."""
-        if not hasattr(endpoint, 'conf'):
-            return True
-        return policy.allows(endpoint, ctxt, method)
 
 
 def _plugin_checks(endpoint, method, args):

@@ -36,6 +36,10 @@ and keeps serving. Usage on an endpoint method::
     @policy.authorize('select_destinations')
     def select_destinations(self, ctxt, ...):   # self.conf: a ConfigOpts
 
+A message evaluates its rule once: the RPC edge enforces it and calls the
+method the decorator wraps (``authorized``); the decorator's own check is
+for in-process callers.
+
 Entry points: ``oslo.policy.policies`` -> ``list_rules`` and
 ``oslo.policy.enforcer`` -> ``get_enforcer`` (for oslopolicy-checker and
 oslopolicy-policy-generator).
@@ -44,6 +48,7 @@ oslopolicy-policy-generator).
 import functools
 import threading
 import time
+import types
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -253,22 +258,46 @@ def _endpoint_enforcer(endpoint):
     return enforcer
 
 
-def allows(endpoint, ctxt, method):
-    """Whether policy lets ``ctxt`` call ``method`` of ``endpoint``,
-    without logging a refusal (the method's own ``authorize`` does)."""
+def enforce(endpoint, ctxt, method):
+    """Return if policy lets ``ctxt`` call ``method`` of ``endpoint``;
+    otherwise log the refusal once, as a warning naming the rule and the
+    caller, and raise it as an expected ``Forbidden`` (a cast's sender
+    sees nothing; the worker logs no traceback)."""
     try:
         check(_endpoint_enforcer(endpoint), ctxt, method)
-    except exception.Forbidden:
-        return False
-    return True
+    except exception.Forbidden as exc:
+        LOG.warning('Refused %s from user %s project %s: %s',
+                    method, getattr(ctxt, 'user_id', None),
+                    getattr(ctxt, 'project_id', None), exc)
+        raise rpc_dispatcher.ExpectedException()
+
+
+def authorized(endpoint, method, ctxt):
+    """``endpoint``'s ``method`` as the RPC edge calls it, policy
+    evaluated here, once: a refused ``ctxt`` is answered now (``enforce``);
+    an allowed one gets the method without its ``authorize`` decorator,
+    which would evaluate the same rule again (a tenth of a tracker
+    report's dispatch)."""
+    enforce(endpoint, ctxt, method)
+    func = getattr(endpoint, method)
+    wrapper, unchecked = getattr(func, AUTHORIZED, (None, None))
+    if wrapper is None or wrapper is not getattr(func, '__func__', None):
+        # not ``authorize``'s own wrapper (another decorator around it
+        # copied the attribute): call it whole, its check included
+        return func
+    return types.MethodType(unchecked, endpoint)
+
+
+#: the attribute of an ``authorize``-d method: (that method, the method
+#: it wraps)
+AUTHORIZED = 'policy_authorized'
 
 
 def authorize(method):
-    """Decorator: the endpoint method runs only if policy allows it.
-
-    A refusal is logged once, as a warning naming the rule and the caller,
-    and sent back as an expected ``Forbidden`` (a cast's sender sees
-    nothing; the worker logs no traceback).
+    """Decorator: the endpoint method runs only if policy allows it
+    (``enforce``). The RPC edge evaluates the rule itself and calls the
+    method it wraps (``authorized``); in-process callers (the simulator,
+    the bench, tests) go through this check.
     """
     if method not in METHODS:
         raise ValueError('no policy rule for method %r' % method)
@@ -276,13 +305,8 @@ def authorize(method):
     def decorator(func):
         @functools.wraps(func)
         def wrapper(self, ctxt, *args, **kwargs):
-            try:
-                check(_endpoint_enforcer(self), ctxt, method)
-            except exception.Forbidden as exc:
-                LOG.warning('Refused %s from user %s project %s: %s',
-                            method, getattr(ctxt, 'user_id', None),
-                            getattr(ctxt, 'project_id', None), exc)
-                raise rpc_dispatcher.ExpectedException()
+            enforce(self, ctxt, method)
             return func(self, ctxt, *args, **kwargs)
+        setattr(wrapper, AUTHORIZED, (wrapper, func))
         return wrapper
     return decorator

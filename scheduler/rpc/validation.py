@@ -195,6 +195,12 @@ class _Limits:
         for name in self.__slots__:
             setattr(self, name, getattr(limits, name))
 
+    @classmethod
+    def of(cls, limits):
+        """``limits`` read, unless it was already (one message's
+        arguments share one reading)."""
+        return limits if isinstance(limits, cls) else cls(limits)
+
 
 def check_structure(value, path, limits, raw_object=None):
     """Check one RPC argument's shape and size (see module docstring),
@@ -202,7 +208,7 @@ def check_structure(value, path, limits, raw_object=None):
     object ``raw_object`` if given."""
     if raw_object and isinstance(value, dict) and _OBJ_NAME not in value:
         check_integral(value, _integer_fields(value, raw_object), path)
-    limits = _Limits(limits)
+    limits = _Limits.of(limits)
     max_items, max_depth, max_length = (limits.max_message_items,
                                         limits.max_nesting_depth,
                                         limits.max_list_length)
@@ -246,9 +252,7 @@ def _set_field(obj, name, missing):
 
 def _set_fields(obj):
     """(name, value) of the set fields of object ``obj``, as ``view``."""
-    defaulted = getattr(obj, DEFAULTED, ())
-    return [(name, getattr(obj, name)) for name in obj.fields
-            if obj.obj_attr_is_set(name) and name not in defaulted]
+    return obj.obj_set_items(getattr(obj, DEFAULTED, ()))
 
 
 class View(dict):
@@ -406,11 +410,12 @@ class EdgeCheck:
         if not isinstance(args, dict):
             raise _invalid('args', 'expected a dict')
         _schema, _predicate, accepted, raw = self._schema(method, version)
+        limits = _Limits(self.limits)
         for name, value in args.items():
             if name not in accepted:
                 raise _invalid(name, 'unknown argument (accepted: %s)' %
                                ', '.join(accepted))
-            check_structure(value, name, self.limits, raw.get(name))
+            check_structure(value, name, limits, raw.get(name))
 
     def check_arguments(self, method, version, args):
         """Step 3 (module doc), on the arguments as read."""

@@ -105,3 +105,66 @@ def test_updated_at_keeps_its_microseconds_on_the_wire():
     assert wire['scheduler_object.data']['updated_at'] == \
         '2026-03-01T12:00:00.123456Z'
     assert serializer.deserialize_entity(None, wire).updated_at == stamp
+
+
+def _received(node, **changes):
+    """``node`` as the RPC edge's serializer rebuilds it from a message
+    (``changes`` replace the primitive's own keys)."""
+    serializer = objects.SchedulerObjectSerializer()
+    primitive = serializer.serialize_entity(None, node)
+    primitive.update(('scheduler_object.' + k, v)
+                     for k, v in changes.items())
+    return serializer.deserialize_entity(None, primitive)
+
+
+def _fields(node):
+    return {f: getattr(node, f) for f in node.fields
+            if node.obj_attr_is_set(f)}
+
+
+@pytest.mark.parametrize('version', ['1.0', '1.1'])
+def test_an_adopted_report_is_the_copy_completed_in_place(version):
+    sent = objects.ComputeNode.from_stats('h9', None, dict(
+        STATS, traits=['CUSTOM_B', 'CUSTOM_A']))
+    sent.obj_reset_changes(['disabled', 'kind'])
+    copied = objects.ComputeNode.from_stats(
+        'h1', 'n1', _received(sent, version=version))
+    received = _received(sent, version=version)
+    adopted = objects.ComputeNode.from_stats('h1', 'n1', received,
+                                             adopt=True)
+    assert adopted is received
+    assert _fields(adopted) == _fields(copied)
+    assert (adopted.host, adopted.nodename) == ('h1', 'n1')
+    assert adopted.VERSION == copied.VERSION == objects.ComputeNode.VERSION
+    assert adopted.traits == ['CUSTOM_A', 'CUSTOM_B']    # checked
+
+
+def test_an_unset_field_named_changed_fails_adopted_as_copied():
+    sent = objects.ComputeNode(host='h1', vcpus=8)
+    primitive = objects.SchedulerObjectSerializer().serialize_entity(
+        None, sent)
+    with pytest.raises(NotImplementedError):
+        objects.ComputeNode.from_stats('h1', None, _received(
+            sent, changes=primitive['scheduler_object.changes']
+            + ['memory_mb']))
+    with pytest.raises(NotImplementedError):
+        objects.ComputeNode.from_stats('h1', None, _received(
+            sent, changes=primitive['scheduler_object.changes']
+            + ['memory_mb']), adopt=True)
+
+
+def test_an_adopted_report_is_checked_as_a_copy():
+    sent = objects.ComputeNode(host='h1', vcpus=8, inventories={
+        'CUSTOM_X': {'total': 4}}, used={'VGPU': 1})
+    for adopt in (False, True):
+        with pytest.raises(exception.InvalidField) as info:
+            objects.ComputeNode.from_stats('h1', None, _received(sent),
+                                           adopt=adopt)
+        assert info.value.kwargs['field'] == 'stats.used.VGPU'
+
+
+def test_a_report_not_adopted_leaves_the_callers_object_alone():
+    sent = objects.ComputeNode(host='h1', vcpus=8)
+    node = objects.ComputeNode.from_stats('h2', None, sent)
+    assert node is not sent and sent.host == 'h1'
+    assert not sent.obj_attr_is_set('memory_mb')

@@ -3,6 +3,7 @@ is refused with an expected Forbidden naming the rule, logged once; the
 rules are configurable through [oslo_policy] policy_file; the generated
 policy sample is current; every public endpoint method has a rule."""
 
+import functools
 import inspect
 import logging
 import os
@@ -21,6 +22,7 @@ from scheduler import manager as sched_manager
 from scheduler import objects
 from scheduler.rpc import policy
 from tests import rst_blocks
+from tests.unit.rpc import edge
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 UUID = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
@@ -239,3 +241,81 @@ def test_a_caller_without_policy_values_is_checked_every_time(conf):
     creds = {'roles': ['service'], 'project_id': 'p', 'user_id': 'u'}
     assert enforcer.allows(rule, creds)
     assert not enforcer.allows(rule, dict(creds, roles=['member']))
+
+
+def _counting_checks(monkeypatch):
+    checks = []
+    real_check = policy.check
+
+    def counting_check(enforcer, ctxt, method):
+        checks.append(method)
+        return real_check(enforcer, ctxt, method)
+
+    monkeypatch.setattr(policy, 'check', counting_check)
+    return checks
+
+
+def test_a_message_evaluates_its_rule_once(manager, monkeypatch):
+    checks = _counting_checks(monkeypatch)
+    edge.send(manager, 'update_resource_stats', name='h1', stats={
+        'vcpus': 4, 'memory_mb': 4096, 'local_gb': 40})
+    manager.report_writer.flush()
+    assert checks == ['update_resource_stats']
+    [[chosen]] = edge.send(manager, 'select_destinations', cast=False,
+                           spec_obj=SPEC)
+    assert chosen.host == 'h1'
+    assert checks == ['update_resource_stats', 'select_destinations']
+
+
+def test_a_refused_message_is_answered_and_logged_once(manager, caplog,
+                                                       monkeypatch):
+    caplog.set_level(logging.DEBUG)
+    checks = _counting_checks(monkeypatch)
+    with pytest.raises(exception.Forbidden) as info:
+        edge.send(manager, 'select_destinations', cast=False, ctxt=MEMBER,
+                  spec_obj=SPEC)
+    assert info.value.kwargs['rule'] == 'scheduler:select_destinations'
+    assert checks == ['select_destinations']
+    refusals = [r for r in caplog.records if 'Refused' in r.getMessage()]
+    assert len(refusals) == 1 and refusals[0].levelname == 'WARNING'
+
+
+def test_the_edge_enforces_a_rule_the_method_forgot(conf, db, caplog):
+    """A method without its ``authorize`` decorator is still behind its
+    rule over RPC: the edge evaluates it, not the decorator."""
+    calls = []
+
+    class Forgetful(sched_manager.SchedulerManager):
+        def build_failed(self, ctxt, name=None):
+            calls.append(name)
+
+    manager = Forgetful(conf, composition.build(conf, db))
+    with pytest.raises(exception.Forbidden):
+        edge.send(manager, 'build_failed', cast=False, ctxt=MEMBER,
+                  name='h1')
+    assert calls == []
+    edge.send(manager, 'build_failed', cast=False, ctxt=SERVICE, name='h1')
+    assert calls == ['h1']
+
+
+def test_a_decorator_around_authorize_is_not_skipped(conf, db):
+    """The edge calls the method ``authorize`` wraps only when
+    ``authorize`` is the method's outermost decorator."""
+    calls = []
+
+    def counted(func):
+        @functools.wraps(func)      # copies authorize's attribute
+        def wrapper(self, *args, **kwargs):
+            calls.append('outer')
+            return func(self, *args, **kwargs)
+        return wrapper
+
+    class Wrapped(sched_manager.SchedulerManager):
+        @counted
+        @policy.authorize('build_failed')
+        def build_failed(self, ctxt, name=None):
+            calls.append(name)
+
+    manager = Wrapped(conf, composition.build(conf, db))
+    edge.send(manager, 'build_failed', cast=False, ctxt=SERVICE, name='h1')
+    assert calls == ['outer', 'h1']
