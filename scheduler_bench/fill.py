@@ -13,15 +13,20 @@ Reported: placements, false NoValidHost, stranded capacity (free but on
 hosts where not even the smallest flavor fits), overcommit from the
 database, and latency by cluster utilization, as the feasible set shrinks.
 
-Then the drivers compared (``fill_drivers``): for each of
-``filter_scheduler`` and ``solver``, a fresh cluster of the same hosts
-is filled by the same seeded trace of requests (half single instances,
-a quarter anti-affinity gangs of 2-6 with ``max_server_per_host`` 1 or
-2, a quarter affinity gangs of 2-4; a new server group each, a flavor of
-the mix) until ``FULL_AFTER`` requests in a row are refused: instances
-placed, requests refused, gangs refused although one had a placement
-(exact for a gang of one flavor in a new group), stranded capacity and
-decision p50/p99 of single instances and of gangs.
+Then the drivers compared (``DRIVERS``): for each of
+``filter_scheduler``, ``solver`` and ``solver, window`` (the solver with
+``[solver] batch_window_ms`` 20, ``WINDOW_REQUESTS`` requests sent
+together from as many threads, ``fill_window``), a fresh cluster of the
+same hosts is filled by the same seeded trace of requests (half single
+instances, a quarter anti-affinity gangs of 2-6 with
+``max_server_per_host`` 1 or 2, a quarter affinity gangs of 2-4; a new
+server group each, a flavor of the mix) until ``FULL_AFTER`` requests in
+a row are refused: instances placed, beside the upper bound from the LP
+relaxation of the requests offered (``fill_bound``: no scheduler, online
+or offline, places more of them), requests refused, gangs refused
+although one had a placement (exact for a gang of one flavor in a new
+group), used and stranded capacity and decision p50/p99 of single
+instances and of gangs.
 """
 
 import random
@@ -32,6 +37,8 @@ import numpy as np
 from scheduler import objects
 from scheduler.model import resource_classes as rcs
 from scheduler_bench import cluster
+from scheduler_bench import fill_bound
+from scheduler_bench import fill_window
 from scheduler_bench import report
 from scheduler_bench import stats
 from scheduler_bench import workload
@@ -46,7 +53,15 @@ PACKING = {'filter_scheduler': {'ram_weight_multiplier': -1.0,
                                 'cpu_weight_multiplier': -1.0,
                                 'disk_weight_multiplier': -1.0}}
 EDGES = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
-DRIVERS = ('filter_scheduler', 'solver')
+# row -> (options over PACKING, requests sent together)
+WINDOW_REQUESTS = 8
+DRIVERS = {
+    'filter_scheduler': ({'scheduler': {'driver': 'filter_scheduler'}}, 1),
+    'solver': ({'scheduler': {'driver': 'solver'}}, 1),
+    'solver, window': ({'scheduler': {'driver': 'solver'},
+                        'solver': {'batch_window_ms': 20.0}},
+                       WINDOW_REQUESTS),
+}
 # requests refused in a row that mean the cloud is full for the mix
 FULL_AFTER = 40
 
@@ -199,41 +214,59 @@ def _placeable(oracle, resources, count, policy, max_per_host):
     return int(copies.sum()) >= count
 
 
-def _fill_with(options, hosts, driver):
-    """Fill a fresh cluster with the trace, placed by ``driver``."""
-    extra = dict(PACKING, scheduler={'driver': driver})
-    with Deployment(options, hosts, label='fill-' + driver) as dep:
+def _fill_with(options, hosts, name):
+    """Fill a fresh cluster with the trace, placed by driver row
+    ``name`` (``DRIVERS``), in chunks of as many requests as its window
+    takes (one for the others)."""
+    extra, chunk = DRIVERS[name]
+    with Deployment(options, hosts, label='fill-' + name) as dep:
         pop = dep.population
         row_of = {u: i for i, u in enumerate(pop.uuids)}
-        oracle = CapacityOracle(pop.capacity, pop.used, pop.zones,
-                                pop.min_unit, pop.max_unit)
-        scheduler = TimedScheduler(dep.manager(extra))
+        oracle = _oracle(pop)
+        scheduler = TimedScheduler(dep.manager(dict(PACKING, **extra)))
         scheduler.cold_load()
+        submitter = fill_window.Submitter(scheduler, chunk)
         out = {'instances': 0, 'requests': 0, 'refused': 0,
                'refused_gangs': 0, 'refused_placeable': 0}
         times = {'single': [], 'gang': []}
-        in_a_row = 0
-        for flavor, count, policy, limit, group in _trace(options.seed):
-            if in_a_row >= FULL_AFTER:
-                break
-            resources = workload.flavor_resources(flavor)
-            placeable = _placeable(oracle, resources, count, policy, limit)
-            selections, timing = scheduler.select(
-                _gang_spec(flavor, count, policy, limit, group))
-            out['requests'] += 1
-            times['gang' if count > 1 else 'single'].append(timing.decision)
-            if selections:
-                in_a_row = 0
-                out['instances'] += len(selections)
-                for per_instance in selections:
+        offered, trace, in_a_row = [], _trace(options.seed), 0
+        while in_a_row < FULL_AFTER:
+            requests = [next(trace) for _ in range(chunk)]
+            placeable = [_placeable(oracle, workload.flavor_resources(f),
+                                    count, policy, limit)
+                         for f, count, policy, limit, _ in requests]
+            answers = submitter.submit([_gang_spec(*r) for r in requests])
+            for request, (selections, seconds) in zip(requests, answers):
+                flavor, count, policy, limit, _ = request
+                resources = workload.flavor_resources(flavor)
+                offered.append((resources, count, policy, limit))
+                times['gang' if count > 1 else 'single'].append(seconds)
+                for per_instance in selections or ():
                     oracle.place(row_of[per_instance[0].compute_node_uuid],
                                  resources)
-                continue
-            in_a_row += 1
-            out['refused'] += 1
-            out['refused_gangs'] += int(count > 1)
-            out['refused_placeable'] += int(count > 1 and placeable)
+                out['instances'] += len(selections or ())
+                in_a_row = 0 if selections else in_a_row + 1
+            for request, placeable_before, (selections, _) in zip(
+                    requests, placeable, answers):
+                if selections:
+                    continue
+                flavor, count, policy, limit, _ = request
+                # requests of one window race each other: a gang counts
+                # when it had a placement before and after its window
+                placeable_before = placeable_before and (
+                    chunk == 1 or _placeable(
+                        oracle, workload.flavor_resources(flavor), count,
+                        policy, limit))
+                out['refused'] += 1
+                out['refused_gangs'] += int(count > 1)
+                out['refused_placeable'] += int(count > 1 and
+                                                placeable_before)
+        submitter.close()
+        out['requests'] = len(offered)
         out['overcommitted'] = dep.audit()['overcommitted']
+        out['windows'] = _windows(scheduler.manager)
+        out['lp_bound'] = fill_bound.upper_bound(
+            pop.capacity, pop.used, offered, _oracle(pop).fit_mask)
     out['stranded'] = {rc: round(v, 4) for rc, v in oracle.stranded(
         _smallest()).items()}
     out['utilization'] = {rc: round(v, 4)
@@ -241,6 +274,23 @@ def _fill_with(options, hosts, driver):
     out['decision_single'] = stats.summarize(times['single'])
     out['decision_gang'] = stats.summarize(times['gang'])
     return out
+
+
+def _oracle(pop):
+    return CapacityOracle(pop.capacity, pop.used, pop.zones, pop.min_unit,
+                          pop.max_unit)
+
+
+def _windows(manager):
+    """Requests per window of a windowed solver: mean, and the share
+    of the trace's requests their window placed (``batched``)."""
+    driver = manager.driver
+    window = getattr(driver, 'window', None)
+    if window is None or not window.sizes:
+        return None
+    return {'count': len(window.sizes),
+            'mean_requests': round(float(np.mean(window.sizes)), 2),
+            'outcomes': dict(driver.outcomes)}
 
 
 def _smallest():
@@ -287,14 +337,15 @@ def render(result):
 
 def _render_drivers(drivers):
     return report.table(
-        ['driver', 'requests', 'instances placed', 'refused',
-         'gangs refused', 'refused, had a placement',
-         'stranded (VCPU/RAM/disk)', 'single p50/p99 ms',
-         'gang p50/p99 ms'],
-        [[name, r['requests'], r['instances'], r['refused'],
-          r['refused_gangs'], r['refused_placeable'],
-          _triple(r['stranded']), _p50_p99(r['decision_single']),
-          _p50_p99(r['decision_gang'])] for name, r in drivers.items()])
+        ['driver', 'requests', 'instances placed', 'LP bound',
+         'refused', 'gangs refused', 'refused, had a placement',
+         'used (VCPU/RAM/disk)', 'stranded (VCPU/RAM/disk)',
+         'single p50/p99 ms', 'gang p50/p99 ms'],
+        [[name, r['requests'], r['instances'], r['lp_bound'],
+          r['refused'], r['refused_gangs'], r['refused_placeable'],
+          _triple(r['utilization']), _triple(r['stranded']),
+          _p50_p99(r['decision_single']), _p50_p99(r['decision_gang'])]
+         for name, r in drivers.items()])
 
 
 def _p50_p99(summary):

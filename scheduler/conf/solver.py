@@ -1,4 +1,5 @@
-"""[solver] options: the solver driver's model size and time budget.
+"""[solver] options: the solver driver's model size, time budget and
+batch window.
 
 Read only when ``[scheduler] driver = solver``
 (``scheduler.driver.solver``).
@@ -25,7 +26,24 @@ solver_opts = [
                       'Without a proven optimum by then, the request is '
                       'placed by the filter scheduler (greedy), the log says '
                       'so in one line and the driver counts it. Related '
-                      'options: [scheduler] driver, max_candidates.'),
+                      'options: [scheduler] driver, max_candidates, '
+                      'batch_window_ms.'),
+    cfg.FloatOpt('batch_window_ms',
+                 default=0.0, min=0.0,
+                 help='Windowed batches: requests that reach one worker '
+                      'within this many milliseconds of the first are '
+                      'planned by one model, which places first the most '
+                      'instances (whole requests only), then by the '
+                      'weighers; each request is still claimed on its '
+                      'own, all or nothing, and planned alone when the '
+                      'window left it out, its hosts changed meanwhile, or '
+                      'the window model found no proven optimum within '
+                      'time_budget_ms. Every request waits up to the '
+                      'window before it is planned. Requests with a '
+                      'soft-affinity or soft-anti-affinity group or with '
+                      'resource groups are not batched. 0 (the default) '
+                      'turns windows off. Related options: [scheduler] '
+                      'driver, time_budget_ms, max_candidates.'),
 ]
 
 

@@ -126,3 +126,111 @@ def _width(block, size):
         return block
     return sparse.hstack([block, sparse.csr_matrix(
         (block.shape[0], size - block.shape[1]))])
+
+
+@dataclasses.dataclass
+class Member:
+    """One request of a window: its ranked candidate ``rows`` (table
+    rows), their ``weights``, the instances that fit alone on each
+    (``cap``), ``count`` instances of ``demand`` (resource class ->
+    amount), ``affinity`` when all must share one host."""
+    rows: np.ndarray
+    weights: np.ndarray
+    cap: np.ndarray
+    count: int
+    demand: dict
+    affinity: bool = False
+
+
+def solve_window(members, free, time_budget=0.03):
+    """Requests of one window placed together (``solver_window``).
+
+    ``free``: resource class -> free capacity per table row. Each
+    member is placed whole (``z = 1``) or not at all; the objective is
+    first the instances placed, then the weights (shifted per member to
+    be non-negative, so that placing never costs), with a weight of one
+    instance worth more than every weight difference together::
+
+        maximize   M sum_i k_i z_i + sum_i sum_h (w_i[h] - min w_i) n_i[h]
+        subject to sum_h n_i[h] = k_i z_i,   0 <= n_i[h] <= cap_i[h]
+                   sum_i d_i[rc] n_i[h] <= free[rc][h]   (shared hosts)
+                   affinity: n_i[h] = k_i y_i[h], sum_h y_i[h] = z_i
+
+    Returns ``Solution``: ``counts`` is one array per member (over its
+    ``rows``; all zero for a member left out)."""
+    layout, offset = [], 0
+    for member in members:
+        layout.append(offset)
+        offset += len(member.rows) * (2 if member.affinity else 1)
+    z0 = offset
+    size = z0 + len(members)
+    objective, upper = np.zeros(size), np.ones(size)
+    spread = sum(m.count * float(np.ptp(m.weights)) if len(m.weights)
+                 else 0.0 for m in members)
+    rows = []
+    for i, member in enumerate(members):
+        start, hosts = layout[i], len(member.rows)
+        weights = np.asarray(member.weights, dtype=np.float64)
+        if hosts:
+            objective[start:start + hosts] = -(weights - weights.min())
+        upper[start:start + hosts] = np.maximum(member.cap, 0)
+        objective[z0 + i] = -(1.0 + spread) * member.count
+        rows.append(_row({**dict.fromkeys(range(start, start + hosts), 1.0),
+                          z0 + i: -member.count}, 0.0, 0.0))
+        if member.affinity:
+            ys = range(start + hosts, start + 2 * hosts)
+            upper[start + hosts:start + 2 * hosts] = (
+                np.asarray(member.cap) >= member.count)
+            for j, y in enumerate(ys):
+                rows.append(_row({start + j: 1.0, y: -member.count}, 0.0,
+                                 0.0))
+            rows.append(_row({**dict.fromkeys(ys, 1.0), z0 + i: -1.0},
+                             0.0, 0.0))
+    rows += _shared_capacity(members, layout, free)
+    result = optimize.milp(
+        objective, integrality=np.ones(size),
+        bounds=optimize.Bounds(0, upper),
+        constraints=optimize.LinearConstraint(
+            _matrix([r[0] for r in rows], size),
+            [r[1] for r in rows], [r[2] for r in rows]),
+        options={'time_limit': time_budget, 'presolve': False})
+    if result.status == 2:
+        return Solution(INFEASIBLE)
+    if result.status != 0:
+        return Solution(TIMED_OUT)
+    counts = [np.rint(result.x[start:start + len(m.rows)]).astype(np.int64)
+              for start, m in zip(layout, members)]
+    return Solution(OPTIMAL, counts)
+
+
+def _row(entries, low, high):
+    """One constraint: ``low <= sum entries[c] x[c] <= high``."""
+    return entries, low, high
+
+
+def _matrix(rows, size):
+    """The rows' entries (column -> coefficient) as one sparse matrix."""
+    index = [(i, c, v) for i, entries in enumerate(rows)
+             for c, v in entries.items()]
+    i, c, v = zip(*index) if index else ((), (), ())
+    return sparse.csr_matrix((v, (i, c)), shape=(len(rows), size))
+
+
+def _shared_capacity(members, layout, free):
+    """One row per host two members or more may use, per resource
+    class: the members' instances there within its free capacity (a
+    member alone is held by its ``cap``)."""
+    columns_of = {}
+    for start, member in zip(layout, members):
+        for j, row in enumerate(member.rows):
+            columns_of.setdefault(int(row), []).append((start + j, member))
+    rows = []
+    for host, columns in columns_of.items():
+        if len(columns) < 2:
+            continue
+        for rc in {rc for _, m in columns for rc in m.demand}:
+            entries = {c: float(m.demand.get(rc, 0)) for c, m in columns
+                       if m.demand.get(rc, 0)}
+            if entries:
+                rows.append(_row(entries, -np.inf, float(free[rc][host])))
+    return rows
