@@ -257,7 +257,8 @@ def _select_where(statement, table, count, legacy):
 
 
 class Change:
-    """One write transaction: its session and what it changed."""
+    """One write transaction: its Core connection (``session``, by the
+    name every writer uses) and what it changed."""
 
     def __init__(self, session, legacy):
         self.session = session
@@ -273,7 +274,7 @@ class Change:
         (``UPDATE ... RETURNING``: PostgreSQL, SQLite)? Elsewhere (MySQL,
         MariaDB) a claim reads its consumers' claims first, by a plain
         SELECT (module docstring)."""
-        return self.session.bind.dialect.update_returning
+        return db_api.dialect_of(self.session).update_returning
 
     def lock_providers(self, provider_ids, columns=(), held_by=None):
         """Lock these providers and bump their generation: the one way a
@@ -302,9 +303,9 @@ class Change:
         if probe:
             if not self.lock_probes_claims:
                 raise ValueError('the lock carries no probe on %s'
-                                 % self.session.bind.dialect.name)
+                                 % db_api.dialect_of(self.session).name)
             params['consumers'] = sorted(set(held_by))
-        if self.session.bind.dialect.update_returning:
+        if db_api.dialect_of(self.session).update_returning:
             rows = self.session.execute(_lock_returning(columns, probe),
                                         params).all()
         else:
@@ -337,7 +338,7 @@ class Change:
         # COMMIT only (module docstring)
         stripe = _draw_stripe(self._rows)
         one_round_trip = (len(stamps) == 1 and not self._legacy and
-                          self.session.bind.dialect.name == 'postgresql')
+                          db_api.dialect_of(self.session).name == 'postgresql')
         if one_round_trip and not self._rows:
             # a claim's or a report's stamp: a statement built once
             self.session.execute(_STAMP_PROVIDERS, {
@@ -434,7 +435,7 @@ _STAMP_PROVIDERS = _stamp_providers_statement()
 
 
 def _bump(session, stripe):
-    if session.bind.dialect.name == 'mysql':
+    if db_api.dialect_of(session).name == 'mysql':
         # MariaDB has no UPDATE ... RETURNING
         return session.execute(
             sa.update(STRIPE).where(STRIPE.c.stripe == stripe).values(
@@ -459,8 +460,8 @@ def write(db):
     poll costs a retry at most: a refusal is re-checked after a forced
     refresh, and the claim re-checks capacity in SQL.
     """
-    with db.writer() as session:
-        change = Change(session, db.legacy_change_counter)
+    with db.core_writer() as connection:
+        change = Change(connection, db.legacy_change_counter)
         yield change
         change._stamp()
     if change.recorded and not (change.applied_in_memory

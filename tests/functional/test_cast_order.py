@@ -161,6 +161,15 @@ class _Interleave:
         self.steps, self.thread = 0, None
         self.writer_thread = threading.get_ident()
 
+    def _counted(self, writer):
+        """``writer`` (a transaction), with its commit counted a step."""
+        @contextlib.contextmanager
+        def counted():
+            with writer() as session:
+                yield session
+            self.step()
+        return counted
+
     def step(self, *args):
         if threading.get_ident() != self.writer_thread:
             return
@@ -172,14 +181,9 @@ class _Interleave:
 
     @contextlib.contextmanager
     def running(self, monkeypatch):
-        writer = self.db.writer
-
-        @contextlib.contextmanager
-        def counted_writer():
-            with writer() as session:
-                yield session
-            self.step()
-        monkeypatch.setattr(self.db, 'writer', counted_writer)
+        for name in ('writer', 'core_writer'):
+            monkeypatch.setattr(self.db, name, self._counted(
+                getattr(self.db, name)))
         sa.event.listen(self.db.engine, 'after_cursor_execute', self.step)
         try:
             yield
