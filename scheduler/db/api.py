@@ -143,14 +143,20 @@ class Database:
         engine.dispose()
 
     @contextlib.contextmanager
-    def writer(self):
+    def _writing(self):
+        """Held around every write transaction: SQLite's one writer per
+        file, and the flag that makes its BEGIN an IMMEDIATE one."""
         with self._writer_lock:
             self._local.writing = True
             try:
-                with self._tx.writer.using(_TxContext()) as session:
-                    yield session
+                yield
             finally:
                 self._local.writing = False
+
+    @contextlib.contextmanager
+    def writer(self):
+        with self._writing(), self._tx.writer.using(_TxContext()) as session:
+            yield session
 
     @contextlib.contextmanager
     def core_writer(self):
@@ -160,13 +166,8 @@ class Database:
         statements only. Committed when the block ends, rolled back if
         it raises; oslo.db's error translation and the SQLite writer
         lock apply as to ``writer()``."""
-        with self._writer_lock:
-            self._local.writing = True
-            try:
-                with self.engine.begin() as connection:
-                    yield connection
-            finally:
-                self._local.writing = False
+        with self._writing(), self.engine.begin() as connection:
+            yield connection
 
     @contextlib.contextmanager
     def reader(self):

@@ -40,6 +40,7 @@ the filter-by-filter counts are logged at DEBUG.
 """
 
 import dataclasses
+import functools
 import time
 
 import numpy as np
@@ -149,7 +150,8 @@ class FilterScheduler:
                                       decision)
         except exception.NoValidHost:
             # a repeat on a full cloud: its own claims took the room
-            held = self._held(request, consumers) if instance_uuids else None
+            held = (self._held(request, consumers) if decision.repeat_of
+                    else None)
             if held is not None:
                 return held
             self._record(ctxt, consumers, decision, None)
@@ -253,10 +255,8 @@ class FilterScheduler:
         or, for a repeated request, those of the claims it holds
         (``_held``); None on a conflict."""
         group = request.group.claim_policy() if request.group else None
-        if_held = None
-        if decision.repeat_of:
-            def if_held():
-                return self._held(request, consumers)
+        if_held = (functools.partial(self._held, request, consumers)
+                   if decision.repeat_of else None)
         try:
             held = decision.timed('claim', claims.claim_resources, self.db,
                                   plan.claims, None, group, if_held)

@@ -35,13 +35,7 @@ def test_a_killed_worker_loses_no_acknowledged_report(scheduler):
         lambda: db_state.provider_count(server.engine), 30,
         'the first reports to be stored')
     assert stored < REPORTS, 'the backlog was gone before the kill'
-    os.kill(first, signal.SIGKILL)
-
-    db_state.wait_for(lambda: _worker_pids(server)[-1] != first, 30,
-                      'the parent to start another worker')
-    db_state.wait_for(
-        lambda: db_state.provider_count(server.engine) == REPORTS, 120,
-        'all %d hosts in the database' % REPORTS)
+    _kill_then_find_all(server, first, REPORTS, 120)
 
 
 HELD = 200
@@ -56,10 +50,15 @@ def test_a_worker_killed_holding_a_batch_acknowledged_none_of_it(scheduler):
     first = _worker_pids(server)[-1]
     tracker.push_stats(server, workload.host_reports(HELD, prefix='held'))
     assert db_state.provider_count(server.engine) == 0
-    os.kill(first, signal.SIGKILL)
+    _kill_then_find_all(server, first, HELD, 60)
 
-    db_state.wait_for(lambda: _worker_pids(server)[-1] != first, 30,
+
+def _kill_then_find_all(server, worker, hosts, timeout):
+    """SIGKILL ``worker``; its replacement stores every one of the
+    ``hosts`` reports within ``timeout`` seconds."""
+    os.kill(worker, signal.SIGKILL)
+    db_state.wait_for(lambda: _worker_pids(server)[-1] != worker, 30,
                       'the parent to start another worker')
     db_state.wait_for(
-        lambda: db_state.provider_count(server.engine) == HELD, 60,
-        'all %d hosts in the database' % HELD)
+        lambda: db_state.provider_count(server.engine) == hosts, timeout,
+        'all %d hosts in the database' % hosts)
