@@ -101,16 +101,23 @@ def test_broker_restart_under_load(rabbit, tmp_path, summary_line):
 
 
 def _assert_no_orphan(server, load, impatient, summary_line):
-    """Callers that stopped waiting during the outage hold no claim: a
-    worker that could only answer after the outage gave their claims
-    back (late_ack.replied_too_late), whoever took the call again."""
+    """The conductors' callers hold no claim they were not told of: a
+    worker that could only answer after the outage gives the claims of
+    a call back when its caller stopped waiting
+    (late_ack.replied_too_late). The impatient callers' orphans are
+    reported, not asserted: a call that sat in the broker's queue
+    through the outage and was answered at once after it, while its
+    4 s caller had given up, keeps its claim until the sweep
+    (doc/source/delivery.rst)."""
+    asked = {a[3] for a in load.answers}
     placed = load.placed() | impatient.placed()
 
     def orphans():
         return {row['consumer_uuid'] for row in db_state.allocations(
             server.engine)} - placed
     try:
-        db_state.wait_for(lambda: not orphans(), 15, 'no orphan claim')
+        db_state.wait_for(lambda: not orphans() & asked, 15,
+                          'no orphan claim of the conductors')
     finally:
         summary_line(
             'faults: broker stopped %ds, callers waiting %d s at most: '
