@@ -40,10 +40,12 @@ def main(argv=None):
         startup_checks.check_broker(conf)
     except exception.SchedulerException as exc:
         line = str(exc).splitlines()[0]
-        LOG.error('%s', line)
-        print('scheduler-server: %s' % line, file=sys.stderr)
-        return 2
-    return launcher.Launcher(conf).run()
+    else:
+        return launcher.Launcher(conf).run()
+    # outside the handler: oslo.log would repeat the exception after it
+    LOG.error('%s', line)
+    print('scheduler-server: %s' % line, file=sys.stderr)
+    return 2
 
 
 if __name__ == '__main__':

@@ -163,7 +163,8 @@ def check_database(conf):
     """Reach the DB and make sure its schema is current."""
     missing = migration.missing_sqlite_file(conf)
     if missing:     # never an empty file created by a probe
-        raise exception.InvalidRequest(reason=missing)
+        # whole: an InvalidRequest cuts its text as if a caller wrote it
+        raise exception.SchedulerException(missing)
 
     def probe():
         try:

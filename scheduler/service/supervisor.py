@@ -8,7 +8,8 @@ oslo.service's threading backend) with three changes:
   status, unless the parent stopped it, is restarted after a delay that
   doubles each time (1, 2, 4 ... ``MAX_BACKOFF`` s), per worker; one that
   lived longer is restarted at once. The parent measures both (``Backoff``)
-  and waits in its supervisor thread, which a SIGTERM wakes. cotyledon's
+  and waits in its supervisor thread, which a SIGTERM wakes (and then
+  starts no worker). cotyledon's
   own respawn throttle is off: it slept 5 s, whatever the cause, and a
   SIGHUP emptying its list of fork times while it slept killed the
   supervisor thread (``IndexError: pop from empty list``), leaving a
@@ -134,7 +135,10 @@ class Supervisor(cotyledon.ServiceManager):
     def _start_worker(self, service_id, worker_id):
         key = (service_id, worker_id)
         delay = self.backoff.pop_delay(key)
-        if delay and self._dead.wait(delay):
+        if delay:
+            self._dead.wait(delay)
+        if self._dead.is_set():
+            # stopping: cotyledon's _adjust_workers would fork one more
             return
         super()._start_worker(service_id, worker_id)
         self.backoff.started(key)

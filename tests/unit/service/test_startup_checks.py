@@ -74,11 +74,16 @@ def test_a_driver_not_installed_is_permanent_and_names_one(
 
 
 def test_no_sqlite_file_is_created_by_the_check(conf, tmp_path):
-    path = tmp_path / 'scheduler.sqlite'
+    path = tmp_path / ('x' * 100) / 'scheduler.sqlite'
     conf.set_override('connection', 'sqlite:///%s' % path, 'database')
-    with pytest.raises(exception.InvalidRequest, match='does not exist'):
+    with pytest.raises(exception.SchedulerException) as caught:
         startup_checks.check_database(conf)
     assert not path.exists()
+    # the whole advice, not cut after 200 characters as a caller's text
+    message = str(caught.value)
+    assert message.startswith('the database file %s does not exist'
+                              % path)
+    assert message.endswith('"scheduler-manage db sync" to create it')
 
 
 def test_the_configuration_check_names_an_unknown_plugin(conf):

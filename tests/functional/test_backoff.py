@@ -1,0 +1,106 @@
+"""The parent's back-off (issue 23.1), on a real ``Supervisor`` (the
+parent of ``scheduler-server``) whose only worker dies as soon as it
+starts, by a different cause each time (exit 0, exit 3, SIGKILL):
+
+* it is restarted 1, 2, 4 s after each death (cotyledon restarted it at
+  once, then every ~5 s: 61 deaths in 100 s), and one error line per
+  death says when;
+* a SIGHUP while the parent waits to restart it leaves the parent's
+  supervisor thread alive: the worker is restarted on time afterwards
+  (cotyledon's SIGHUP emptied its list of fork times while its throttle
+  slept: ``IndexError: pop from empty list``, and no worker ever again);
+* a SIGTERM during a back-off ends the parent at once, status 0.
+
+No broker or database: the parent alone, in a process of its own.
+"""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import cotyledon
+
+from scheduler.service import supervisor
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# slack on each delay (fork, death, SIGCHLD) on a loaded machine
+SLACK = 3.0
+
+
+class _DiesYoung(cotyledon.Service):
+    """Writes its start time to ``starts``, then dies."""
+
+    def __init__(self, worker_id, starts):
+        super().__init__(worker_id)
+        self.starts = starts
+
+    def run(self):
+        with open(self.starts, 'a') as out:
+            out.write('%f\n' % time.monotonic())
+        with open(self.starts) as done:
+            cause = len(done.read().split()) % 3
+        if cause == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(0 if cause == 1 else 3)
+
+
+def _parent(starts, prepared):
+    """The process under test (``python -c``)."""
+
+    def prepare():
+        pathlib.Path(prepared).write_text('checked\n')
+        return True
+    manager = supervisor.Supervisor(prepare, supervisor.Readiness(1),
+                                    ready_timeout=5,
+                                    graceful_shutdown_timeout=5)
+    manager.add_workers(_DiesYoung, 1, (starts,), 0)
+    manager.run()
+
+
+def _starts(path):
+    return [float(t) for t in path.read_text().split()] \
+        if path.exists() else []
+
+
+def _wait(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, 'no %s in %d s' % (what, timeout)
+        time.sleep(0.05)
+
+
+def test_a_worker_dying_young_is_restarted_later_and_later(tmp_path):
+    starts, prepared = tmp_path / 'starts', tmp_path / 'prepared'
+    parent = subprocess.Popen(
+        [sys.executable, '-c', 'from tests.functional.test_backoff import '
+         '_parent; _parent(%r, %r)' % (str(starts), str(prepared))],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        _wait(lambda: len(_starts(starts)) >= 3, 15, 'third start')
+        # the parent now waits 4 s to restart it: reload meanwhile
+        os.kill(parent.pid, signal.SIGHUP)
+        _wait(prepared.exists, 5, 'reload check')
+        _wait(lambda: len(_starts(starts)) >= 4, 15, 'fourth start')
+        time.sleep(0.5)
+        # the parent now waits 8 s: a SIGTERM ends that wait
+        stopping = time.monotonic()
+        os.kill(parent.pid, signal.SIGTERM)
+        _, err = parent.communicate(timeout=15)
+        stopped_in = time.monotonic() - stopping
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.communicate()
+    times = _starts(starts)
+    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+    assert len(times) == 4, gaps
+    for gap, delay in zip(gaps, (1, 2, 4)):
+        assert delay <= gap < delay + SLACK, gaps
+    assert (parent.returncode, stopped_in < 3) == (0, True), err
+    assert 'Traceback' not in err and 'IndexError' not in err
+    for delay in (1, 2, 4, 8):
+        assert 'restarting it in %d s' % delay in err, err
