@@ -12,6 +12,7 @@ The figures (calls, answers, longest wait) go to the terminal summary.
 """
 
 import os
+import re
 import signal
 import time
 
@@ -91,7 +92,20 @@ def test_a_good_sighup_drops_no_call_and_applies_debug(scheduler,
     assert max(wait for _, wait in load.waits) < PROMPT
     assert not set(replaced) & set(workers)
     assert len(_workers(server)) == 2
+    assert _one_at_a_time(server.log_text().split('Reload done', 1)[0])
     after = server.log_text().split('Reload done', 1)[1]
     assert ' DEBUG ' in after
     assert server.errors_in_log() == []
     server.assert_alive()
+
+
+def _one_at_a_time(log):
+    """The first reload's log: worker 0's replacement served (its
+    'serving topic' line) before worker 1 was stopped, so one worker
+    always served."""
+    reload_ = log.split('replacing the workers one at a time', 1)[1]
+    events = re.findall(r'Reload: replacing worker (\d)|'
+                        r'Worker (\d) \(pid \d+\) serving topic', reload_)
+    order = [('stop', a) if a else ('serving', b) for a, b in events]
+    return order[:3] == [('stop', '0'), ('serving', '0'), ('stop', '1')]
+
