@@ -14,6 +14,14 @@
     load.first_success_after(mark)      # seconds until placements flowed
 
 ``Load(server, threads, timeout=4)``: callers that give up after 4 s.
+``retry_same=True``: callers that keep the client's contract after an
+answer that says "retry" (``SchedulerUnavailable``,
+``DatabaseUnavailable``, ``ServiceUnavailable``): they ask again for the
+same instance uuid, as a conductor retries a build, and on ``stop()`` a
+caller still without an answer gives the build up with
+``delete_allocations``. A claim written for a call whose answer never
+reached its caller is then answered to the retry (held claims), never
+left behind.
 
 ``audit(server, load)`` returns the problems the database shows: any
 overcommit, any claim whose caller was not told it was placed (an orphan),
@@ -38,11 +46,13 @@ HOSTS = 80
 # answers a caller can act on: placed, nothing fits, retry later
 EXPECTED = ('placed', 'NoValidHost', 'DatabaseUnavailable',
             'ServiceUnavailable', 'SchedulerUnavailable')
+# of those, the answers after which a caller asks again
+RETRY = EXPECTED[2:]
 
 
 class Load:
 
-    def __init__(self, server, threads=4, timeout=None):
+    def __init__(self, server, threads=4, timeout=None, retry_same=False):
         self.server = server
         self.client = server.client()
         if timeout is not None:
@@ -56,6 +66,8 @@ class Load:
         self.answers = []           # (monotonic time, kind, detail, uuid)
         self.longest_wait = 0.0     # seconds, of any call
         self.timeout = timeout
+        self.retry_same = retry_same
+        self.abandoned = []         # uuids given up with delete_allocations
 
     def __enter__(self):
         for thread in self.threads:
@@ -72,8 +84,10 @@ class Load:
 
     def _run(self):
         ctxt = workload.context()
+        kind = consumer = None
         while not self.stopping.is_set():
-            consumer = str(uuid.uuid4())
+            if not (self.retry_same and kind in RETRY):
+                consumer = str(uuid.uuid4())
             spec = workload.object_spec(TINY, instance_uuids=[consumer])
             started = time.monotonic()
             try:
@@ -93,6 +107,10 @@ class Load:
                                         time.monotonic() - started)
             if kind != 'placed':
                 time.sleep(0.05)
+        if self.retry_same and kind in RETRY:
+            self.client.delete_allocations(ctxt, consumer)
+            with self.lock:
+                self.abandoned.append(consumer)
 
     def counts(self):
         return dict(collections.Counter(a[1] for a in self.answers))
