@@ -283,9 +283,10 @@ class FilterScheduler:
                                refused, decision.settle_waits)
         chosen = ('NoValidHost' if refused else
                   ','.join(s[0].host for s in selections))
-        LOG.info('Decision %s: %d instance(s) -> %s; %d hosts considered; '
-                 '%d conflict(s); ms: %s',
-                 getattr(ctxt, 'request_id', None), len(consumers), chosen,
+        LOG.info('Decision %s: %d instance(s) %s -> %s; %d hosts '
+                 'considered; %d conflict(s); ms: %s',
+                 getattr(ctxt, 'request_id', None), len(consumers),
+                 _first_of(consumers), chosen,
                  decision.considered, decision.conflicts,
                  ' '.join('%s=%.2f' % (k, v * 1e3)
                           for k, v in timings.items()))
@@ -589,3 +590,11 @@ def _server_group(request, store):
 def _names(table, rows):
     """Host names of the first rows, as many as a diagnosis keeps."""
     return [table.hosts[int(r)] for r in rows[:MAX_NAMES]]
+
+
+def _first_of(consumers, shown=2):
+    """The first consumers of a decision, for its log line (an operator
+    finds an instance's decision by its uuid)."""
+    more = len(consumers) - shown
+    return ','.join(consumers[:shown]) + (' +%d' % more if more > 0 else '')
+

@@ -119,6 +119,10 @@ class Load:
         return [(kind, detail) for _, kind, detail, _ in self.answers
                 if kind not in EXPECTED]
 
+    def retries(self):
+        """Calls that asked again for an instance already asked for."""
+        return len(self.answers) - len({a[3] for a in self.answers})
+
     def placed(self):
         return {a[3] for a in self.answers if a[1] == 'placed'}
 

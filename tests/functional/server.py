@@ -149,6 +149,11 @@ class SchedulerServer:
     def count_in_log(self, text):
         return self.log_text().count(text)
 
+    def lines_with(self, text):
+        """The log lines that contain ``text``."""
+        return [line for line in self.log_text().splitlines()
+                if text in line]
+
     def errors_in_log(self, ignore=(), limit=5):
         """The first ``limit`` ERROR (or CRITICAL) lines of the log,
         leaving out those that contain one of the ``ignore`` strings."""
