@@ -1,7 +1,7 @@
 """``scheduler-bench``: measure the scheduler against its scale targets.
 
     scheduler-bench [latency|storm|fill|churn|batch|steady|writers|million|
-                     providers|edge|soak|cost|all]
+                     providers|edge|soak|cost|nova_path|all]
                     [--quick]
                     [--db postgresql|mariadb|sqlite]
                     [--output-dir bench-results] [--plot] [--hosts N ...]
@@ -33,10 +33,11 @@ from scheduler import version
 from scheduler_bench.options import Options
 
 SCENARIOS = ('latency', 'storm', 'fill', 'churn', 'batch', 'steady', 'writers',
-             'million', 'providers', 'edge', 'soak', 'cost')
-RPC_ONLY = ('storm', 'churn', 'batch', 'steady', 'soak', 'cost')
-# too long for 'all': run by name (10 minutes, 1 with --quick)
-LONG = ('soak',)
+             'million', 'providers', 'edge', 'soak', 'cost', 'nova_path')
+RPC_ONLY = ('storm', 'churn', 'batch', 'steady', 'soak', 'cost', 'nova_path')
+# not for 'all': run by name (soak: 10 minutes, 1 with --quick;
+# nova_path: needs nova's venv with Placement)
+LONG = ('soak', 'nova_path')
 
 
 def _parser():

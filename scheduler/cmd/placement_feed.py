@@ -43,7 +43,8 @@ def build_feed(conf, client):
     return feed_mod.PlacementFeed(
         reader.PlacementReader(reader.adapter_from_conf(conf)), client,
         ctxt, push_aggregates=group.push_aggregates,
-        resend_interval=group.resend_interval)
+        resend_interval=group.resend_interval,
+        read_concurrency=group.read_concurrency)
 
 
 def run_cycle(feed):

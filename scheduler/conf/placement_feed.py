@@ -50,6 +50,20 @@ feed_opts = [
                       'Placement: the scheduler counts a host as down when '
                       'its last report is older than [scheduler] '
                       'service_down_time, so keep this well below it.'),
+    cfg.IntOpt('read_concurrency',
+               default=1,
+               min=1,
+               help='Providers whose generation moved that are read at '
+                    'the same time (threads, four requests each), so '
+                    'that a first cycle over a large cloud does not wait '
+                    'for one request after the other. 1 reads one '
+                    'provider after the other. Raise it only for a '
+                    'Placement behind several API workers (uWSGI, '
+                    'mod_wsgi), and keep it at or below the requests they '
+                    'take at once: connections beyond what Placement '
+                    'accepts can time out, which ends the cycle (the '
+                    'next one reads what is left). Related options: '
+                    'interval.'),
     cfg.BoolOpt('push_aggregates',
                 default=True,
                 help='Push Placement\'s aggregates (membership only: '

@@ -8,7 +8,8 @@ and returns a ``Cycle`` with what it cost and did:
    generation differs from the one last read: Placement bumps a
    provider's generation on every change of its inventories, traits,
    aggregates or parent, and on every allocation against it, so an
-   unchanged generation means nothing to read;
+   unchanged generation means nothing to read. ``read_concurrency``
+   providers are read at a time (threads; 1: one after the other);
 3. a tree (``tree``) is *dirty* when a member was read, appeared, went
    away or moved to another tree; each dirty tree whose members are all
    read is folded into one report, sent with ``update_resource_stats``
@@ -27,12 +28,13 @@ and returns a ``Cycle`` with what it cost and did:
 A provider Placement deletes between the listing and its reads is
 skipped until the next listing; any other error of a read, or a cast
 that fails, ends the cycle (the caller logs it and tries again next
-cycle) with what was read so far kept, and the trees and aggregates not
-yet sent still due. A report the client refuses (a name the scheduler
-cannot take) is logged and skipped. The feed holds every provider's last
-read in memory.
+cycle) with what was read so far kept (in listing order, up to the
+failed read), and the trees and aggregates not yet sent still due. A
+report the client refuses (a name the scheduler cannot take) is logged
+and skipped. The feed holds every provider's last read in memory.
 """
 
+import concurrent.futures
 import dataclasses
 import time
 
@@ -61,7 +63,12 @@ class Cycle:
 class PlacementFeed:
 
     def __init__(self, reader, client, ctxt, push_aggregates=True,
-                 resend_interval=30.0, clock=time.monotonic):
+                 resend_interval=30.0, clock=time.monotonic,
+                 read_concurrency=1):
+        if read_concurrency < 1:
+            raise ValueError('read_concurrency must be 1 or more, got %r'
+                             % read_concurrency)
+        self.read_concurrency = read_concurrency
         self.reader = reader
         self.client = client
         self.ctxt = ctxt
@@ -104,19 +111,46 @@ class PlacementFeed:
                 self._dirty.add(old.root_uuid)
 
     def _read_changed(self):
-        count = 0
+        due = []
         for listed in self._listed.values():
             known = self._read.get(listed.uuid)
-            if known is not None and known.listed == listed:
+            if known is None or known.listed != listed:
+                due.append(listed)
+        count = 0
+        for listed, provider in self._reads(due):
+            if provider is None:
                 continue
-            try:
-                self._read[listed.uuid] = self.reader.read_provider(listed)
-            except reader_mod.ProviderGone:
-                LOG.debug('provider %s went away while read', listed.uuid)
-                continue
+            self._read[listed.uuid] = provider
             self._dirty.add(listed.root_uuid)
             count += 1
         return count
+
+    def _read_one(self, listed):
+        """The provider's four reads; None if it went away."""
+        try:
+            return self.reader.read_provider(listed)
+        except reader_mod.ProviderGone:
+            LOG.debug('provider %s went away while read', listed.uuid)
+            return None
+
+    def _reads(self, due):
+        """``(listed, provider or None)`` for each of ``due``, in order;
+        stops at the first read that fails, raising its error."""
+        if self.read_concurrency == 1 or len(due) < 2:
+            for listed in due:
+                yield listed, self._read_one(listed)
+            return
+        with concurrent.futures.ThreadPoolExecutor(
+                self.read_concurrency,
+                thread_name_prefix='placement-read') as pool:
+            futures = [(listed, pool.submit(self._read_one, listed))
+                       for listed in due]
+            try:
+                for listed, future in futures:
+                    yield listed, future.result()
+            finally:
+                for _, future in futures:
+                    future.cancel()
 
     def _trees(self, roots):
         """root uuid -> members (root first), for ``roots`` whose every

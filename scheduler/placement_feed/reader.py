@@ -11,10 +11,13 @@ in ``requests``:
   aggregates), a ``Provider`` with the listed generation; a provider
   deleted since the listing raises ``ProviderGone``.
 
-Any other answer than 200 raises ``PlacementError`` with the status and
-the URL; connection failures are keystoneauth1's own exceptions. All
-requests use ``MICROVERSION``: 1.14 added parent and root UUIDs to the
-listing, 1.19 the generation to the aggregates answer.
+The count is kept under a lock: the feed may read several providers at
+once from threads (``[placement_feed] read_concurrency``), which the
+adapter's session allows. Any other answer than 200 raises
+``PlacementError`` with the status and the URL; connection failures are
+keystoneauth1's own exceptions. All requests use ``MICROVERSION``: 1.14
+added parent and root UUIDs to the listing, 1.19 the generation to the
+aggregates answer.
 
 >>> reader = PlacementReader(adapter_from_conf(conf))   # doctest: +SKIP
 >>> [listed.name for listed in reader.list_providers()]  # doctest: +SKIP
@@ -22,6 +25,7 @@ listing, 1.19 the generation to the aggregates answer.
 """
 
 import dataclasses
+import threading
 
 from keystoneauth1 import loading as ks_loading
 
@@ -77,9 +81,11 @@ class PlacementReader:
     def __init__(self, http):
         self.http = http
         self.requests = 0
+        self._count_lock = threading.Lock()
 
     def _get(self, url):
-        self.requests += 1
+        with self._count_lock:
+            self.requests += 1
         response = self.http.get(url, microversion=MICROVERSION,
                                  raise_exc=False)
         if response.status_code == 404:

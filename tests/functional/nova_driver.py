@@ -34,6 +34,22 @@ does when it deletes an instance.
     {"name": "sync", "pin": "4.5", "call": "sync_instance_info",
      "host": "h", "instances_of": ["boot"]}
     {"name": "wait", "pin": "4.5", "call": "pause", "until": PATH}
+    {"name": "timed", "pin": "4.5", "call": "timed_select", "count": 200,
+     "flavor": {...}, "return_objects": true, "return_alternates": true}
+    {"name": "alone", "pin": "4.5", "call": "timed_placement",
+     "count": 200, "flavor": {...}}
+
+``timed_select`` (``scheduler-bench nova_path``) sends ``count``
+single boots one after the other and answers ``{"seconds": [...],
+"hosts": [...]}``: each call's latency and first host. ``timed_placement``
+(needs ``PLACEMENT_URL``) times what nova 34's own scheduler asks of
+Placement for each of ``count`` boots, with nova's own code
+(``SchedulerManager.select_destinations``'s Placement calls): the request
+filters, ``resources_from_request_spec``, ``get_allocation_candidates``
+(``limit`` of ``[scheduler] max_placement_results``), then
+``claim_resources`` of the candidate whose provider has the most free
+``MEMORY_MB`` (what nova's default RAM weigher prefers); nova's host
+filters and weighers, which read the cell database, are not run.
 
 ``of`` and ``instances_of`` name earlier cases: their instances (and,
 for ``resize``, the host the instance went to). ``resize`` asks for a
@@ -42,7 +58,10 @@ a resize (``resize_spec``). ``pause`` waits (60 s at most) until the test
 creates ``PATH``.
 
 Each line also has ``sent``: the kind, version, fanout and argument
-names of the message nova's client put on the bus. An answer is
+names of the message nova's client put on the bus and, for a
+``select_destinations``, ``spec``: the key fields of what it carried (a
+nova ``RequestSpec`` from 4.3, the legacy ``request_spec`` and
+``filter_properties`` dicts below). An answer is
 ``{"name", "sent", "result": ...}``: nova ``Selection`` objects as
 ``{"class": "Selection", "namespace": ..., "fields": {...}}`` (the
 ``limits`` a dict of its set fields), host dicts as they came; an error is
@@ -199,6 +218,62 @@ def _resize(client, ctxt, case):
             'result': _plain(result)}
 
 
+def _timed_select(client, ctxt, case):
+    seconds, hosts = [], []
+    for _ in range(case['count']):
+        uuids = [str(uuid.uuid4())]
+        spec = request_spec(ctxt, case, uuids)
+        started = time.perf_counter()
+        result = client.select_destinations(
+            ctxt, spec, uuids,
+            return_objects=case.get('return_objects', False),
+            return_alternates=case.get('return_alternates', False))
+        seconds.append(time.perf_counter() - started)
+        first = result[0]
+        hosts.append(first[0].service_host if isinstance(first, list)
+                     else first['host'])
+    return {'seconds': seconds, 'hosts': hosts}
+
+
+def _most_free_memory(requests, summaries):
+    def free(request):
+        [rp] = request['allocations']
+        memory = summaries[rp]['resources']['MEMORY_MB']
+        return memory['capacity'] - memory['used']
+    return max(requests, key=free)
+
+
+def _placement_path(ctxt, case):
+    """One boot's Placement calls as nova 34's scheduler makes them."""
+    from nova.scheduler.client import report
+    from nova.scheduler import request_filter
+    from nova.scheduler import utils
+    placement = report.report_client_singleton()
+    uuids = [str(uuid.uuid4())]
+    spec = request_spec(ctxt, case, uuids)
+    for prefilter in request_filter.ALL_REQUEST_FILTERS:
+        if prefilter is not request_filter.owner_nova_filter:
+            prefilter(ctxt, spec)   # owner_nova reads the cell database
+    resources = utils.resources_from_request_spec(ctxt, spec, None)
+    requests, summaries, version = placement.get_allocation_candidates(
+        ctxt, resources)
+    chosen = _most_free_memory(requests, summaries)
+    if not utils.claim_resources(ctxt, placement, spec, uuids[0], chosen,
+                                 allocation_request_version=version):
+        raise RuntimeError('nova could not claim %s' % chosen)
+    [rp] = chosen['allocations']
+    return rp
+
+
+def _timed_placement(ctxt, case):
+    seconds, hosts = [], []
+    for _ in range(case['count']):
+        started = time.perf_counter()
+        hosts.append(_placement_path(ctxt, case))
+        seconds.append(time.perf_counter() - started)
+    return {'seconds': seconds, 'hosts': hosts}
+
+
 def _cast(client, ctxt, case):
     method = case['call']
     if method in ('update_aggregates', 'delete_aggregate'):
@@ -260,6 +335,50 @@ def _resolve(case, done):
     return case
 
 
+def _flavor_numbers(flavor):
+    get = flavor.get if isinstance(flavor, dict) else (
+        lambda name: getattr(flavor, name))
+    return {name: get(name) for name in ('vcpus', 'memory_mb', 'root_gb')}
+
+
+def _set(obj, name):
+    """``obj.name``, or None when the field is not set."""
+    return getattr(obj, name) if obj.obj_attr_is_set(name) else None
+
+
+def _spec_fields(spec):
+    """Key fields of a nova RequestSpec, as they went on the bus."""
+    group = _set(spec, 'instance_group')
+    destination = _set(spec, 'requested_destination')
+    cell = destination and _set(destination, 'cell')
+    return {'class': 'RequestSpec', 'version': spec.VERSION,
+            'num_instances': spec.num_instances,
+            'flavor': _flavor_numbers(spec.flavor),
+            'availability_zone': _set(spec, 'availability_zone'),
+            'group_policy': group and group.policy,
+            'ignore_hosts': _set(spec, 'ignore_hosts'),
+            'destination_cell': cell and cell.uuid,
+            'project_id': spec.project_id}
+
+
+def _legacy_fields(request_spec, filter_properties):
+    """Key fields of the legacy dict pair nova sends below 4.3."""
+    return {'class': 'dict', 'request_spec': sorted(request_spec),
+            'filter_properties': sorted(filter_properties),
+            'num_instances': request_spec['num_instances'],
+            'flavor': _flavor_numbers(request_spec['instance_type']),
+            'group_policies': filter_properties.get('group_policies')}
+
+
+def _spec_of(args):
+    if 'spec_obj' in args:
+        return _spec_fields(args['spec_obj'])
+    if 'request_spec' in args:
+        return _legacy_fields(args['request_spec'],
+                              args['filter_properties'])
+    return None
+
+
 def _record_sent(client, out):
     """Note the version and argument names of each message nova's
     client sends (it is not changed: its prepared context is wrapped)."""
@@ -276,6 +395,9 @@ def _record_sent(client, out):
                                'version': kwargs.get('version'),
                                'fanout': bool(kwargs.get('fanout')),
                                'args': sorted(args)}
+                spec = _spec_of(args)
+                if spec is not None:
+                    out['sent']['spec'] = spec
                 return _send(ctxt, method, **args)
             setattr(cctxt, kind, recording)
         return cctxt
@@ -298,6 +420,10 @@ def run_case(case):
         elif call == 'delete_allocation':
             _delete_allocation(ctxt, case['instance_uuid'])
             out.update(sent=None, result=None)
+        elif call == 'timed_select':
+            out.update(_timed_select(client, ctxt, case))
+        elif call == 'timed_placement':
+            out.update(_timed_placement(ctxt, case), sent=None)
         elif call == 'pause':
             _pause(case['until'])
             out.update(sent=None, result=None)

@@ -15,6 +15,12 @@ another run's messages.
 
 Without the side venv the test skips, saying how to build it; with
 ``CI=true`` it fails instead (``.ci/run`` builds it).
+
+The transcript: one summary line per case (shown with ``-s`` and in the
+terminal summary) says what nova's client sent (kind, method, version,
+argument names, the RequestSpec's key fields) and what it got back; with
+``SCHEDULER_NOVA_TRANSCRIPT=path`` the test also writes every case's
+full answer there as JSON (``nova_driver.py`` says its shape).
 """
 
 import json
@@ -256,31 +262,67 @@ def _check_casts(server, answers):
         'update_instance_info then delete_instance_info stored')
 
 
+def _spec_summary(spec):
+    """The key fields of a select_destinations' RequestSpec, short."""
+    if not spec:
+        return ''
+    flavor = '%(vcpus)s/%(memory_mb)s/%(root_gb)s' % spec['flavor']
+    if spec['class'] == 'dict':
+        return ' [request_spec dict + filter_properties dict: %d x %s%s]' % (
+            spec['num_instances'], flavor,
+            ', group %s' % spec['group_policies']
+            if spec['group_policies'] else '')
+    extra = ''.join(', %s %s' % (name, spec[key]) for name, key in (
+        ('group', 'group_policy'), ('az', 'availability_zone'),
+        ('ignore', 'ignore_hosts'), ('cell', 'destination_cell'))
+        if spec[key])
+    return ' [RequestSpec %s: %d x %s%s]' % (
+        spec['version'], spec['num_instances'], flavor, extra)
+
+
+def _received(answer):
+    """What nova's client got back, short."""
+    if 'error' in answer:
+        return 'raised %s.%s (a NoValidHost: %s): %s' % (
+            answer['error']['module'], answer['error']['class'],
+            answer['error']['is_no_valid_host'],
+            answer['error']['kwargs'].get('reason', '')[:60])
+    if answer['result'] is None:
+        return '(a cast)'
+    if answer['result'] and isinstance(answer['result'][0], dict):
+        return '%d host dict(s) %s' % (len(answer['result']), sorted(
+            answer['result'][0]))
+    return '%d list(s) of %s, %s per list, fields %s' % (
+        len(answer['result']), '/'.join(sorted(
+            {'%s %s %s' % (s['namespace'], s['class'], s['version'])
+             for per in answer['result'] for s in per})),
+        [len(per) for per in answer['result']],
+        sorted(answer['result'][0][0]['fields']))
+
+
 def _summary(answer):
     """One line: what nova's client sent at its pin, and what it got."""
     sent = answer['sent']
-    if 'error' in answer:
-        got = 'raised %s (a nova.exception.NoValidHost: %s)' % (
-            answer['error']['class'], answer['error']['is_no_valid_host'])
-    elif answer['result'] is None:
-        got = '(a cast)'
-    elif answer['result'] and isinstance(answer['result'][0], dict):
-        got = '%d host dict(s) %s' % (len(answer['result']), sorted(
-            answer['result'][0]))
-    else:
-        got = '%d list(s) of %s' % (len(answer['result']), '/'.join(
-            sorted({'%s %s %s' % (s['namespace'], s['class'], s['version'])
-                    for per in answer['result'] for s in per})) + (
-            ', %s per list' % [len(per) for per in answer['result']]))
+    got = _received(answer)
     if 'source_host' in answer:     # a resize that found a host
         [first] = answer['result']
         got += ', %s -> %s' % (answer['source_host'], first['host'] if
                                isinstance(first, dict) else
                                first[0]['fields']['service_host'])
-    return 'nova %-18s pin %s: %s %s %s%s(%s) -> %s' % (
+    return 'nova %-18s pin %s: %s %s %s%s(%s)%s -> %s' % (
         answer['name'], answer['pin'], sent['kind'], sent['method'],
         sent['version'], ' fanout ' if sent['fanout'] else ' ',
-        ', '.join(sent['args']), got)
+        ', '.join(sent['args']), _spec_summary(sent.get('spec')), got)
+
+
+def _write_transcript(answers):
+    """Every case's full answer, in case order, to the file
+    ``SCHEDULER_NOVA_TRANSCRIPT`` names (when it is set)."""
+    path = os.environ.get('SCHEDULER_NOVA_TRANSCRIPT')
+    if path:
+        with open(path, 'w') as out:
+            json.dump([answers[case['name']] for case in CASES], out,
+                      indent=1, sort_keys=True)
 
 
 def test_nova_s_own_client_at_every_pin(nova_python, scheduler,
@@ -296,6 +338,7 @@ def test_nova_s_own_client_at_every_pin(nova_python, scheduler,
     assert sorted(answers) == sorted(case['name'] for case in CASES)
     for name, answer in answers.items():
         summary_line(_summary(answer))
+    _write_transcript(answers)
     _check_pins(server, answers)
     _check_groups(server, answers)
     _check_no_valid_host(answers)

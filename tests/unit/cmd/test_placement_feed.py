@@ -18,14 +18,16 @@ def test_build_feed_reaches_the_configured_placement(tmp_path):
     path = tmp_path / 'feed.conf'
     path.write_text('[placement_feed]\nauth_type = admin_token\n'
                     'endpoint = http://127.0.0.1:8778\ntoken = admin\n'
-                    'push_aggregates = false\nresend_interval = 12\n')
+                    'push_aggregates = false\nresend_interval = 12\n'
+                    'read_concurrency = 6\n')
     conf = sched_conf.new_config()
     conf(['--config-file', str(path)], project='scheduler',
          default_config_files=[])
     feed = feed_cmd.build_feed(conf, fakes.RecordingClient())
     assert feed.reader.http.get_endpoint() == 'http://127.0.0.1:8778'
     assert feed.reader.http.service_type == 'placement'
-    assert (feed.push_aggregates, feed.resend_interval) == (False, 12.0)
+    assert (feed.push_aggregates, feed.resend_interval,
+            feed.read_concurrency) == (False, 12.0, 6)
 
 
 class _FailingFeed:

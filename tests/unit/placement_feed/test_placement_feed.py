@@ -2,6 +2,7 @@
 cycle, four reads per provider whose generation moved, one report per
 changed tree, resends from memory, aggregates by membership."""
 
+import threading
 from unittest import mock
 
 import pytest
@@ -38,11 +39,12 @@ def clock():
     return Clock()
 
 
-@pytest.fixture
-def feed(placement, client, clock):
+@pytest.fixture(params=[1, 4], ids=['sequential', '4-reads'])
+def feed(request, placement, client, clock):
+    """Every test runs with one read at a time and with four at once."""
     return feed_mod.PlacementFeed(reader.PlacementReader(placement), client,
                                   ctxt=None, resend_interval=30.0,
-                                  clock=clock)
+                                  clock=clock, read_concurrency=request.param)
 
 
 def _cloud(placement, hosts):
@@ -145,6 +147,31 @@ def test_failed_read_keeps_the_tree_dirty(placement, client, feed):
     placement.get = original_get
     cycle = feed.run_cycle()
     assert (cycle.read, cycle.reported) == (1, 2)
+
+
+def test_reads_run_read_concurrency_at_a_time(placement, client):
+    """Four providers' first reads all wait for each other: they only
+    finish when four are in flight at once."""
+    _cloud(placement, 4)
+    together = threading.Barrier(4, timeout=10)
+    original_get = placement.get
+
+    def get(url, **kwargs):
+        if url.endswith('/inventories'):
+            together.wait()
+        return original_get(url, **kwargs)
+
+    placement.get = get
+    feed = feed_mod.PlacementFeed(reader.PlacementReader(placement), client,
+                                  ctxt=None, read_concurrency=4)
+    cycle = feed.run_cycle()
+    assert (cycle.requests, cycle.read, cycle.reported) == (17, 4, 4)
+
+
+def test_read_concurrency_below_one_is_refused(placement, client):
+    with pytest.raises(ValueError, match='read_concurrency'):
+        feed_mod.PlacementFeed(reader.PlacementReader(placement), client,
+                               ctxt=None, read_concurrency=0)
 
 
 def test_unchanged_reports_are_resent_from_memory(placement, client, feed,
