@@ -5,8 +5,9 @@ Nova runs from its side virtualenv (``.nova-venv``, nova 34.0.0 from
 PyPI) in one subprocess, ``tests/functional/nova_driver.py``, which builds
 nova RequestSpec objects and calls nova's unmodified
 ``SchedulerQueryClient`` at each ``[upgrade_levels] scheduler`` pin from
-4.0 to 4.5: single boots, a multi-create with alternates, server groups
-of both hard policies, a NoValidHost caught as nova's class, a resize of
+4.0 to 4.5, at every pin: a single boot, a multi-create (with alternates
+at 4.5), server groups of both hard policies, a NoValidHost caught as
+nova's class, a resize of
 each pin's instance (the RequestSpec nova's conductor sends: a larger
 flavor, the source host in ``ignore_hosts``, a cell-only
 ``requested_destination``), one that fits nowhere, and the five fanout
@@ -88,10 +89,15 @@ CASES = [_boot(pin) for pin in PINS] + [_resize(pin) for pin in PINS] + [
     _boot('4.5', name='affinity', num_instances=2, group='affinity'),
     _boot('4.5', name='anti-affinity', num_instances=3,
           group='anti-affinity'),
-    _boot('4.0', name='anti-affinity 4.0', num_instances=2,
-          group='anti-affinity'),
     _boot('4.5', name='no valid host', flavor=HUGE),
-    _boot('4.3', name='no valid host 4.3', flavor=HUGE),
+] + [case for pin in PINS[:-1] for case in (
+    # the same at the older pins, whose answers are host dicts
+    _boot(pin, name='multi-create %s' % pin, num_instances=3),
+    _boot(pin, name='affinity %s' % pin, num_instances=2,
+          group='affinity'),
+    _boot(pin, name='anti-affinity %s' % pin, num_instances=3,
+          group='anti-affinity'),
+    _boot(pin, name='no valid host %s' % pin, flavor=HUGE))] + [
     {'name': 'aggregate', 'pin': '4.5', 'call': 'update_aggregates',
      'aggregate': {'uuid': AGGREGATE, 'name': 'nova-agg',
                    'hosts': ['host-00'],
@@ -183,12 +189,22 @@ def _check_groups(server, answers):
     apart = [per[0]['service_host']
              for per in _fields(answers['anti-affinity'])]
     assert len(set(apart)) == 3
-    legacy = [d['host'] for d in answers['anti-affinity 4.0']['result']]
-    assert len(set(legacy)) == 2
+    for pin in PINS[:-1]:
+        multi = [d['host'] for d in answers['multi-create %s' % pin][
+            'result']]
+        assert len(multi) == 3, pin
+        together = {d['host'] for d in answers['affinity %s' % pin][
+            'result']}
+        assert len(answers['affinity %s' % pin]['result']) == 2, pin
+        assert len(together) == 1, pin
+        apart = [d['host'] for d in answers['anti-affinity %s' % pin][
+            'result']]
+        assert len(apart) == 3 and len(set(apart)) == 3, pin
 
 
 def _check_no_valid_host(answers):
-    for name in ('no valid host', 'no valid host 4.3'):
+    for name in ['no valid host'] + ['no valid host %s' % pin
+                                     for pin in PINS[:-1]]:
         error = answers[name]['error']
         assert error['is_no_valid_host'], error
         assert error['module'].startswith('nova.exception'), error
