@@ -232,6 +232,10 @@ class LateAckServer(rpc_server.RPCServer):
         # a server's module: clients import this one and load no db code
         from scheduler.db import claim_record
         message = incoming[0]
+        if _redelivered(message):
+            LOG.info('Call %s delivered again: the worker that took it '
+                     'first stopped or died before answering',
+                     message.message.get('method'))
         with claim_record.recording() as written:
             super()._process_incoming(incoming)
         if not written or self.release_claims is None or \

@@ -32,7 +32,6 @@ nova's context through ``nova_wire.NovaSerializer``.
 import oslo_messaging
 from oslo_log import log as logging
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
-from oslo_messaging.rpc import server as rpc_server
 from oslo_utils import uuidutils
 
 from scheduler import conf as sched_conf
@@ -41,6 +40,7 @@ from scheduler import exception
 from scheduler.placement_feed import reader as placement_reader
 from scheduler.rpc import arguments
 from scheduler.rpc import dispatcher
+from scheduler.rpc import late_ack
 from scheduler.rpc import nova_placement
 from scheduler.rpc import nova_wire
 from scheduler.rpc import policy
@@ -210,9 +210,17 @@ def placement_writer(conf):
         placement_reader.adapter_from_conf(conf))
 
 
-def servers(conf, transport, manager):
+def servers(conf, transport, manager, release_claims=None):
     """The extra RPC servers of a worker that serves decisions: one on
-    nova's exchange and topic when ``[nova] enabled``, else none."""
+    nova's exchange and topic when ``[nova] enabled``, else none.
+
+    It acknowledges a call only once it answered, as the decision topic's
+    server does (``scheduler.rpc.late_ack.CallServer``): a call a worker
+    took and did not answer (SIGKILL, OOM) goes to another worker, whose
+    reply reaches nova's conductor while it still waits; the repeat finds
+    the claims (and Placement allocations) the dead worker wrote for the
+    same instances. ``release_claims`` gives back the claims of a call
+    answered after nova stopped waiting."""
     sched_conf.nova.register_opts(conf)
     if not conf.nova.enabled:
         return []
@@ -229,5 +237,6 @@ def servers(conf, transport, manager):
         conf.limits, conf.host)
     LOG.info('Serving nova\'s scheduler RPC API %s on exchange %s, topic '
              '%s', NOVA_RPC_VERSION, conf.nova.exchange, conf.nova.topic)
-    return [rpc_server.RPCServer(transport, target, worker_dispatcher,
-                                 executor='threading')]
+    return [late_ack.CallServer(transport, target, worker_dispatcher,
+                                executor='threading',
+                                release_claims=release_claims)]

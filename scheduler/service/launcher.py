@@ -78,15 +78,16 @@ class Worker(cotyledon.Service):
         if self.serves != messaging.SERVES_REPORTS:
             self.endpoint.host_cache.refresh(force=True)
         self.transport = messaging.get_transport(self.conf)
+        release_claims = functools.partial(claims.release_written,
+                                           self.endpoint.db)
         self.server = messaging.get_server(
             self.conf, self.transport, [self.endpoint], serves=self.serves,
-            release_claims=functools.partial(claims.release_written,
-                                             self.endpoint.db))
+            release_claims=release_claims)
         if self.serves != messaging.SERVES_REPORTS:
             # issue 21: Nova's scheduler RPC API too, with [nova] enabled
             # (none otherwise); started, stopped and waited with the rest
-            nova_servers = nova_endpoint.servers(self.conf, self.transport,
-                                                 self.endpoint)
+            nova_servers = nova_endpoint.servers(
+                self.conf, self.transport, self.endpoint, release_claims)
             if nova_servers:
                 self.server.servers += nova_servers
         self.server.start()

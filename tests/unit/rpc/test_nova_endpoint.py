@@ -18,6 +18,7 @@ from scheduler.db import aggregates as db_aggregates
 from scheduler.db import claims
 from scheduler.db import instances as db_instances
 from scheduler import exception
+from scheduler.rpc import late_ack
 from scheduler.rpc import nova_endpoint
 from scheduler.rpc import nova_wire
 from scheduler.rpc import validation
@@ -237,6 +238,8 @@ def test_servers_only_when_enabled(conf, manager, transport):
     # test_nova_placement: the claims written back to Placement
     conf.set_override('placement_write_back', False, 'nova')
     [server] = nova_endpoint.servers(conf, transport, manager)
+    # acknowledged once answered: a dead worker's calls go to another
+    assert isinstance(server, late_ack.CallServer)
     server.start()
     try:
         client = oslo_messaging.get_rpc_client(

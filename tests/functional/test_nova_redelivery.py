@@ -1,0 +1,107 @@
+"""Issue 21 under faults: a call nova's own client sent to a worker that
+dies before answering is answered by another worker, within seconds and
+long before nova's call monitor (30 s in ``nova_driver.py``) would give up.
+
+A real ``scheduler-server`` (2 workers, ``[nova] enabled``, RabbitMQ,
+SQLite) and nova 34's unmodified client in ``CALLERS`` processes of
+``nova_driver.py``. The test holds the database locked so that both
+workers have taken boots they cannot finish, SIGKILLs one worker and lets
+the database go. Nova's topic is served like the scheduler's own
+(``scheduler.rpc.late_ack.CallServer``): a call is acknowledged only once
+answered, so the broker hands the dead worker's calls to the other one,
+which says so in its log, and its replies reach the waiting conductors.
+Every boot is placed and no claim is left without an instance.
+"""
+
+import os
+import signal
+import sqlite3
+import time
+import uuid
+
+from tests.functional import db_state
+from tests.functional import server as server_mod
+from tests.functional import workload
+from tests.functional.test_nova_client import CELL
+from tests.functional.test_nova_client import SMALL
+from tests.functional.test_nova_client import answers_of
+from tests.functional.test_nova_client import nova_python  # noqa: F401
+from tests.functional.test_nova_client import start_nova
+
+CALLERS = 4
+ANSWERED_WITHIN = 10   # seconds after the kill; nova's monitor waits 30
+
+
+def _server(tmp_path, exchange):
+    server = server_mod.SchedulerServer(
+        tmp_path, 'sqlite:///%s' % (tmp_path / 'scheduler.sqlite'),
+        workers=2, options={
+            'nova': {'enabled': True, 'cell_uuid': CELL,
+                     'exchange': exchange, 'placement_write_back': False}})
+    server.db_sync()
+    server.start().wait_ready()
+    return server
+
+
+def _cases(ready, go):
+    return [
+        # printed at once: this driver has nova loaded and is connected
+        {'name': 'ready', 'pin': '4.5', 'call': 'pause', 'until': ready},
+        {'name': 'wait', 'pin': '4.5', 'call': 'pause', 'until': go},
+        {'name': 'boot', 'pin': '4.5', 'flavor': SMALL,
+         'return_objects': True, 'return_alternates': True},
+    ]
+
+
+def test_a_dead_workers_nova_calls_are_answered_by_another(
+        nova_python, rabbitmq, tmp_path, summary_line):  # noqa: F811
+    exchange = 'nova-redelivery-%s' % uuid.uuid4().hex[:12]
+    server = _server(tmp_path, exchange)
+    try:
+        _run(nova_python, server, exchange, tmp_path, summary_line)
+    finally:
+        server.close()
+
+
+def _run(python, server, exchange, tmp_path, summary_line):
+    workload.push_hosts(server, workload.host_reports(4))
+    ready, go = tmp_path / 'ready', tmp_path / 'go'
+    ready.touch()
+    drivers = [start_nova(python, exchange,
+                          _cases(str(ready), str(go)))
+               for _ in range(CALLERS)]
+    for driver in drivers:
+        assert '"ready"' in driver.stdout.readline()
+    database = sqlite3.connect(str(tmp_path / 'scheduler.sqlite'),
+                               isolation_level=None)
+    database.execute('BEGIN EXCLUSIVE')
+    go.touch()
+    time.sleep(1.0)  # both workers took boots they cannot finish
+    os.kill(_workers(server)[0], signal.SIGKILL)
+    killed = time.monotonic()
+    time.sleep(0.5)
+    database.execute('ROLLBACK')
+    database.close()
+    answers = [answers_of(driver, timeout=60)['boot'] for driver in drivers]
+    longest = time.monotonic() - killed
+    placed = [a for a in answers if a.get('result')]
+    instances = {u for a in placed for u in a['instance_uuids']}
+    claimed = {r['consumer_uuid']
+               for r in db_state.allocations(server.engine)}
+    again = server.lines_with('delivered again')
+    summary_line('nova faults: worker SIGKILL mid-call: %d boots from nova '
+                 '34\'s client, %d placed, %d delivered again, all answered '
+                 '%.1f s after the kill; claims without an instance %d'
+                 % (CALLERS, len(placed), len(again), longest,
+                    len(claimed - instances)))
+    assert [a.get('error') for a in answers] == [None] * CALLERS
+    assert len(placed) == CALLERS
+    assert again, 'no call of the killed worker was delivered again'
+    assert longest < ANSWERED_WITHIN
+    assert claimed == instances
+
+
+def _workers(server):
+    out = os.popen('pgrep -P %d' % server.process.pid).read()
+    return sorted(int(pid) for pid in out.split())
+
