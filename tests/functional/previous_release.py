@@ -4,8 +4,11 @@
 code must work with during a rolling upgrade (a commit of this repository's
 own history). ``install()`` checks it out with ``git worktree add --detach``
 into a temporary directory, installs it (not editable) into a virtualenv
-cached under ``.venv-previous/<commit>/`` at the top of the repository, and
-removes the worktree again; later runs find the venv and return at once.
+cached outside the clone, under ``$XDG_CACHE_HOME`` (``~/.cache``) in
+``openstack-scheduler/venv-previous/<commit>-py<X.Y>/``, and removes the
+worktree again; later runs, from this clone or a fresh one, find the venv
+and return at once (a lock file keeps two runs from building it at once).
+``SCHEDULER_PREVIOUS_CACHE`` names another cache directory.
 
 ``PreviousServer`` is a ``SchedulerServer`` whose ``db sync`` and daemon run
 from that virtualenv, in the server's own work directory (never from the
@@ -14,7 +17,9 @@ repository root, where ``python -m`` would import the current code).
 the previous release's interpreter (an old conductor or tracker).
 """
 
+import fcntl
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -29,7 +34,10 @@ from tests.functional import server as server_mod
 PREVIOUS_RELEASE = 'a49cdb6'
 
 ROOT = server_mod.ROOT
-CACHE = ROOT / '.venv-previous'
+CACHE = pathlib.Path(os.environ.get('SCHEDULER_PREVIOUS_CACHE') or (
+    pathlib.Path(os.environ.get('XDG_CACHE_HOME')
+                 or pathlib.Path.home() / '.cache')
+    / 'openstack-scheduler' / 'venv-previous'))
 INSTALL_TIMEOUT = 900
 
 
@@ -39,7 +47,7 @@ def _git(*args, cwd=ROOT):
 
 
 def venv_dir(commit=PREVIOUS_RELEASE):
-    return CACHE / commit
+    return CACHE / ('%s-py%d.%d' % ((commit,) + sys.version_info[:2]))
 
 
 def python(commit=PREVIOUS_RELEASE):
@@ -70,6 +78,15 @@ def install(commit=PREVIOUS_RELEASE):
     done = target / '.installed'
     if done.exists():
         return python(commit)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / ('%s.lock' % target.name), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():  # another run may have built it meanwhile
+            _install(target, commit)
+    return python(commit)
+
+
+def _install(target, commit):
     try:
         _git('cat-file', '-e', commit + '^{commit}')
     except subprocess.CalledProcessError:
@@ -80,8 +97,7 @@ def install(commit=PREVIOUS_RELEASE):
     # interrupted has no marker and is started over
     shutil.rmtree(target, ignore_errors=True)
     _build(target, commit)
-    done.write_text(commit + '\n')
-    return python(commit)
+    (target / '.installed').write_text(commit + '\n')
 
 
 ACTOR = pathlib.Path(__file__).with_name('upgrade_actor.py')
