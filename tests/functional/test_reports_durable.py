@@ -28,12 +28,19 @@ def _worker_pids(server):
 def test_a_killed_worker_loses_no_acknowledged_report(scheduler):
     server = scheduler(workers=1)
     first = _worker_pids(server)[-1]
-    tracker.push_stats(server, workload.host_reports(REPORTS,
-                                                     prefix='durable'))
-    # every report has left the tracker; the worker is absorbing them
+    # the worker is held while the tracker sends, so that the whole
+    # backlog waits in the queue (a worker absorbing as fast as the
+    # tracker sends would leave none to lose)
+    os.kill(first, signal.SIGSTOP)
+    try:
+        tracker.push_stats(server, workload.host_reports(
+            REPORTS, prefix='durable'))
+    finally:
+        os.kill(first, signal.SIGCONT)
+    # the worker is absorbing them
     stored = db_state.wait_for(
         lambda: db_state.provider_count(server.engine), 30,
-        'the first reports to be stored')
+        'the first reports to be stored', interval=0.01)
     assert stored < REPORTS, 'the backlog was gone before the kill'
     _kill_then_find_all(server, first, REPORTS, 120)
 
@@ -45,20 +52,27 @@ HELD = 200
 def test_a_worker_killed_holding_a_batch_acknowledged_none_of_it(scheduler):
     # a batch gathered for 15 s: every report is held by the worker,
     # checked, unwritten and unacknowledged, when it is killed
+    # (one report more than it holds closes the batch: sent once the
+    # replacement runs, so that it need not wait out the window)
     server = scheduler(workers=1, options={'scheduler': {
-        'report_batch_window': 15, 'report_batch_size': 1000}})
+        'report_batch_window': 15, 'report_batch_size': HELD + 1}})
     first = _worker_pids(server)[-1]
     tracker.push_stats(server, workload.host_reports(HELD, prefix='held'))
     assert db_state.provider_count(server.engine) == 0
-    _kill_then_find_all(server, first, HELD, 60)
+    _kill_then_find_all(server, first, HELD + 1, 60, then=lambda: (
+        tracker.push_stats(server, workload.host_reports(
+            1, prefix='closes-the-batch'))))
 
 
-def _kill_then_find_all(server, worker, hosts, timeout):
-    """SIGKILL ``worker``; its replacement stores every one of the
-    ``hosts`` reports within ``timeout`` seconds."""
+def _kill_then_find_all(server, worker, hosts, timeout, then=None):
+    """SIGKILL ``worker``, and once its replacement runs, ``then()``;
+    every one of the ``hosts`` reports is stored within ``timeout``
+    seconds."""
     os.kill(worker, signal.SIGKILL)
     db_state.wait_for(lambda: _worker_pids(server)[-1] != worker, 30,
                       'the parent to start another worker')
+    if then is not None:
+        then()
     db_state.wait_for(
         lambda: db_state.provider_count(server.engine) == hosts, timeout,
         'all %d hosts in the database' % hosts)
