@@ -2,10 +2,15 @@
 
     scheduler-server --config-file /etc/scheduler/scheduler.conf
 
-Exits with status 2 and one clear line when the configuration, the
-database or the message broker is not usable at start-up.
+Exits with one clear line when it cannot start: status 2 when the
+configuration, the database or the message broker is not usable as
+configured (no restart helps: ``RestartPreventExitStatus=2`` in the
+systemd unit), status 75 (``EX_TEMPFAIL``) when the database or the
+broker stayed unreachable through ``[DEFAULT] startup_retries`` (an
+outage: a supervisor restarts it later).
 """
 
+import os
 import sys
 
 from oslo_config import cfg
@@ -19,6 +24,10 @@ from scheduler import version
 
 LOG = logging.getLogger(__name__)
 
+#: exit statuses of a start-up that failed (module docstring)
+MISCONFIGURED = 2
+OUTAGE = os.EX_TEMPFAIL
+
 
 def main(argv=None):
     conf = sched_conf.new_config()
@@ -31,7 +40,7 @@ def main(argv=None):
     except (cfg.Error, exception.SchedulerException) as exc:
         print('scheduler-server: %s' % str(exc).splitlines()[0],
               file=sys.stderr)
-        return 2
+        return MISCONFIGURED
     logging.setup(conf, 'scheduler')
     try:
         # fail fast on a bad pipeline or policy, before any worker starts
@@ -40,12 +49,14 @@ def main(argv=None):
         startup_checks.check_broker(conf)
     except exception.SchedulerException as exc:
         line = str(exc).splitlines()[0]
+        status = OUTAGE if isinstance(
+            exc, exception.ServiceUnavailable) else MISCONFIGURED
     else:
         return launcher.Launcher(conf).run()
     # outside the handler: oslo.log would repeat the exception after it
     LOG.error('%s', line)
     print('scheduler-server: %s' % line, file=sys.stderr)
-    return 2
+    return status
 
 
 if __name__ == '__main__':

@@ -157,7 +157,8 @@ def test_plain_amqp_to_a_tls_only_broker_fails_start_up(
         [sys.executable, '-m', 'scheduler.cmd.server', '--config-file',
          str(server.config_path)], cwd=server_mod.ROOT,
         capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2, result.stderr
+    # looks like an outage to the probe: 75, which a supervisor restarts
+    assert result.returncode == 75, result.stderr
     assert 'message broker unreachable' in result.stderr
 
 
