@@ -64,16 +64,26 @@ def database_url(backend, tmp_path):
         yield url
 
 
-@pytest.fixture
-def database(backend, database_url):
-    """A ``scheduler.db.api.Database`` on a fresh, synced database of
-    ``backend``, for tests that call the db layer in process."""
+def _database(database_url):
+    """A ``scheduler.db.api.Database`` on ``database_url``, synced."""
     conf = sched_conf.new_config()
     conf([], project='scheduler', default_config_files=[],
          default_config_dirs=[])
     conf.set_override('connection', database_url, 'database')
     db = db_api.Database(conf)
     migration.db_sync(db)
+    return db
+
+
+def _sync_schema(database_url):
+    _database(database_url).dispose()
+
+
+@pytest.fixture
+def database(backend, database_url):
+    """A ``scheduler.db.api.Database`` on a fresh, synced database of
+    ``backend``, for tests that call the db layer in process."""
+    db = _database(database_url)
     yield db
     db.dispose()
 
@@ -82,15 +92,18 @@ def database(backend, database_url):
 def scheduler(request, tmp_path, rabbitmq, database_url):
     """Factory: ``scheduler(workers=2, options={group: {opt: value}})``
     syncs the schema, starts scheduler-server and waits until every
-    worker serves. All servers of a test share its database."""
+    worker serves. All servers of a test share its database, synced
+    once, in this process (``scheduler-manage db sync`` itself is run by
+    the tests of the operator commands and of upgrades)."""
     servers = []
 
     def start(workers=2, options=None):
         workdir = tmp_path / ('scheduler-%d' % len(servers))
         server = server_mod.SchedulerServer(workdir, database_url, workers,
                                             options)
+        if not servers:
+            _sync_schema(database_url)
         servers.append(server)
-        server.db_sync()
         return server.start().wait_ready()
 
     yield start
