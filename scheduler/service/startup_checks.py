@@ -24,6 +24,7 @@ wrong.
 
 import importlib.metadata
 import re
+import ssl
 import time
 from urllib.parse import urlsplit
 
@@ -208,6 +209,10 @@ def check_broker(conf):
                 return
             except _PERMANENT_BROKER_ERRORS as exc:
                 raise _Permanent(describe_error(exc))
+            except ssl.SSLCertVerificationError as exc:
+                # a CA that does not sign the broker's certificate stays so
+                raise _Permanent(masking.mask(
+                    broker_tls.describe_error(conf, exc)))
             except Exception as exc:
                 errors.append('%s: %s' % (
                     masking.mask(url), broker_tls.describe_error(conf, exc)))

@@ -131,15 +131,18 @@ def test_wrong_ca_is_a_clear_start_up_error(tls_node, tmp_path,
                                        common_name='not-the-broker-ca')
     server = server_mod.SchedulerServer(
         tmp_path / 'wrong-ca', database_url, 1,
-        _tls_options(tls_node, other.ca, retries=0))
+        _tls_options(tls_node, other.ca, retries=5))
     server.db_sync()
     result = subprocess.run(
         [sys.executable, '-m', 'scheduler.cmd.server', '--config-file',
          str(server.config_path)], cwd=server_mod.ROOT,
         capture_output=True, text=True, timeout=60)
+    # no retry makes the CA sign the broker's certificate: a mistake (2),
+    # not an outage, and not retried
     assert result.returncode == 2, result.stderr
     [line] = [s for s in result.stderr.splitlines()
               if s.startswith('scheduler-server:')]
+    assert 'permanent error, not retried' in line
     assert 'TLS certificate not trusted' in line
     assert 'ssl_ca_file = %s' % other.ca in line
     assert 'CERTIFICATE_VERIFY_FAILED' in line
@@ -315,7 +318,8 @@ def test_no_secret_in_any_log_line(broker_users, tmp_path, database_url,
         db_url.replace('127.0.0.1/', '127.0.0.1:1/'), 1)
     outputs.append(_run(['scheduler.cmd.manage', '--config-file',
                          str(no_database.config_path), 'db', 'version']))
-    assert [code for code, _ in outputs] == [0, 2, 2], outputs
+    # the broker unreachable: an outage (75); the database: a CLI's 2
+    assert [code for code, _ in outputs] == [0, 75, 2], outputs
     assert 'scheduler:***@%s,scheduler:***@%s' % tuple(dead) in outputs[1][1]
     assert 'postgres:***@127.0.0.1:1/' in outputs[2][1]
 
