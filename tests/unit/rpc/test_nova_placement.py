@@ -146,6 +146,30 @@ def test_placement_down_is_no_valid_host_without_a_new_plan(nova_with, db):
     assert claims.list_allocations(db) == []
 
 
+def test_a_repeated_call_writes_its_allocation_once(nova_with, db):
+    """A call repeated after its worker died (redelivered, the same
+    instance uuid) finds the claims it holds and the allocation the dead
+    worker wrote: it writes that allocation again, in its place, with
+    the consumer's generation; nothing is counted twice."""
+    chosen = _first(_boot(nova_with(FakePlacement())))
+    rp = chosen['compute_node_uuid']
+    resources = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+    url = '/allocations/%s' % recorded.UUIDS[0]
+    placement = FakePlacement(
+        puts=[Response(409, _consumer_conflict(1))],
+        gets={url: Response(200, {
+            'consumer_generation': 1, 'project_id': 'demo-project',
+            'user_id': 'demo-user', 'allocations': {rp: {
+                'generation': 2, 'resources': resources}}})})
+    again = _first(_boot(nova_with(placement)))
+    assert again['compute_node_uuid'] == rp
+    _, (_, body) = placement.calls('put')
+    assert body['consumer_generation'] == 1
+    assert body['allocations'] == {rp: {'resources': resources}}
+    assert {a['consumer_uuid'] for a in claims.list_allocations(db)} == {
+        recorded.UUIDS[0]}
+
+
 def test_a_consumer_that_exists_keeps_its_other_allocations(nova_with):
     source = 'aaaaaaaa-0000-4000-8000-000000000001'
     url = '/allocations/%s' % recorded.UUIDS[0]
