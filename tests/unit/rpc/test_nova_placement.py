@@ -146,6 +146,17 @@ def test_placement_down_is_no_valid_host_without_a_new_plan(nova_with, db):
     assert claims.list_allocations(db) == []
 
 
+def _consumer_exists(generation, allocations):
+    """Placement where the instance already holds ``allocations``: a
+    first PUT meets a consumer generation conflict, the GET shows them."""
+    url = '/allocations/%s' % recorded.UUIDS[0]
+    return FakePlacement(
+        puts=[Response(409, _consumer_conflict(generation))],
+        gets={url: Response(200, {
+            'consumer_generation': generation, 'project_id': 'demo-project',
+            'user_id': 'demo-user', 'allocations': allocations})})
+
+
 def test_a_repeated_call_writes_its_allocation_once(nova_with, db):
     """A call repeated after its worker died (redelivered, the same
     instance uuid) finds the claims it holds and the allocation the dead
@@ -154,13 +165,8 @@ def test_a_repeated_call_writes_its_allocation_once(nova_with, db):
     chosen = _first(_boot(nova_with(FakePlacement())))
     rp = chosen['compute_node_uuid']
     resources = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
-    url = '/allocations/%s' % recorded.UUIDS[0]
-    placement = FakePlacement(
-        puts=[Response(409, _consumer_conflict(1))],
-        gets={url: Response(200, {
-            'consumer_generation': 1, 'project_id': 'demo-project',
-            'user_id': 'demo-user', 'allocations': {rp: {
-                'generation': 2, 'resources': resources}}})})
+    placement = _consumer_exists(1, {rp: {'generation': 2,
+                                          'resources': resources}})
     again = _first(_boot(nova_with(placement)))
     assert again['compute_node_uuid'] == rp
     _, (_, body) = placement.calls('put')
@@ -172,13 +178,8 @@ def test_a_repeated_call_writes_its_allocation_once(nova_with, db):
 
 def test_a_consumer_that_exists_keeps_its_other_allocations(nova_with):
     source = 'aaaaaaaa-0000-4000-8000-000000000001'
-    url = '/allocations/%s' % recorded.UUIDS[0]
-    placement = FakePlacement(
-        puts=[Response(409, _consumer_conflict(3))],
-        gets={url: Response(200, {
-            'consumer_generation': 3, 'project_id': 'demo-project',
-            'user_id': 'demo-user', 'allocations': {source: {
-                'generation': 9, 'resources': {'VCPU': 1}}}})})
+    placement = _consumer_exists(3, {source: {'generation': 9,
+                                              'resources': {'VCPU': 1}}})
     chosen = _first(_boot(nova_with(placement)))
     _, (_, body) = placement.calls('put')
     assert body['consumer_generation'] == 3
