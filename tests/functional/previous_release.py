@@ -75,15 +75,21 @@ def _build(target, commit):
 def install(commit=PREVIOUS_RELEASE):
     """The path of the previous release's python, installing it once."""
     target = venv_dir(commit)
-    done = target / '.installed'
-    if done.exists():
+    if _usable(target):
         return python(commit)
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / ('%s.lock' % target.name), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():  # another run may have built it meanwhile
+        if not _usable(target):  # another run may have built it meanwhile
             _install(target, commit)
     return python(commit)
+
+
+def _usable(target):
+    """Built to the end, and its interpreter still there (a venv's python
+    is a link to the one that made it, which an upgrade may remove)."""
+    return ((target / '.installed').exists()
+            and (target / 'bin' / 'python').exists())
 
 
 def _install(target, commit):
