@@ -14,6 +14,7 @@ client on the same topic, for sending what SchedulerClient would refuse.
 
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -37,6 +38,8 @@ RPC_SERVER_NAME = 'sched-func-host'
 READY_TIMEOUT = 60
 STOP_TIMEOUT = 20
 READY_LINE = 'serving topic'
+# a worker's line once it serves: its index and pid
+SERVING_LINE = re.compile(r'Worker (\d+) \(pid (\d+)\) serving topic')
 
 
 def _ini(sections):
@@ -206,6 +209,16 @@ class SchedulerServer:
         self.stop()
         return self.start().wait_ready()
 
+    def started_worker_pids(self):
+        """The pid of every worker that has served, in the order they
+        started (the log's ``serving topic`` lines; dead ones too)."""
+        return [int(m.group(2))
+                for m in SERVING_LINE.finditer(self.log_text())]
+
+    def worker_pids(self):
+        """The pids of the worker processes running now, sorted."""
+        return _children(self.process.pid)
+
     def assert_alive(self):
         if self.process is None or self.process.poll() is not None:
             pytest.fail('scheduler-server is not running\n%s' % self.tail(),
@@ -272,15 +285,20 @@ class SchedulerServer:
                             '%s.%s' % (self.topic, RPC_SERVER_NAME)])
 
 
-def _kill_tree(pid):
+def _children(pid):
+    """The pids of ``pid``'s child processes, sorted."""
     try:
-        children = subprocess.run(['pgrep', '-P', str(pid)],
-                                  capture_output=True, text=True).stdout
+        out = subprocess.run(['pgrep', '-P', str(pid)],
+                             capture_output=True, text=True).stdout
     except OSError:
-        children = ''
-    for child in children.split():
+        out = ''
+    return sorted(int(child) for child in out.split())
+
+
+def _kill_tree(pid):
+    for child in _children(pid):
         try:
-            os.kill(int(child), signal.SIGKILL)
+            os.kill(child, signal.SIGKILL)
         except ProcessLookupError:
             pass
     try:

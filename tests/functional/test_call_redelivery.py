@@ -54,24 +54,34 @@ def _call(client, answers, lock):
         answers.append((time.monotonic(), kind, consumer))
 
 
+def kill_a_worker_holding_calls(server, sqlite_path, send):
+    """Hold ``server``'s SQLite database locked, ``send()`` the calls,
+    give both workers a second to take calls they cannot finish, SIGKILL
+    the first worker, and let the database go half a second later;
+    returns when the kill happened (``time.monotonic``)."""
+    database = sqlite3.connect(str(sqlite_path), isolation_level=None)
+    database.execute('BEGIN EXCLUSIVE')
+    try:
+        send()
+        time.sleep(1.0)
+        os.kill(server.worker_pids()[0], signal.SIGKILL)
+        killed = time.monotonic()
+        time.sleep(0.5)
+    finally:
+        database.execute('ROLLBACK')
+        database.close()
+    return killed
+
+
 def test_a_dead_workers_calls_are_answered_by_another(server, tmp_path,
                                                       summary_line):
     workload.push_hosts(server, workload.host_reports(4))
-    workers = _workers(server)
     client, answers, lock = server.client(), [], threading.Lock()
-    database = sqlite3.connect(str(tmp_path / 'scheduler.sqlite'),
-                               isolation_level=None)
-    database.execute('BEGIN EXCLUSIVE')
     threads = [threading.Thread(target=_call, args=(client, answers, lock),
                                 daemon=True) for _ in range(CALLS)]
-    for thread in threads:
-        thread.start()
-    time.sleep(1.0)  # both workers took calls they cannot finish
-    os.kill(workers[0], signal.SIGKILL)
-    killed = time.monotonic()
-    time.sleep(0.5)
-    database.execute('ROLLBACK')
-    database.close()
+    killed = kill_a_worker_holding_calls(
+        server, tmp_path / 'scheduler.sqlite',
+        lambda: [thread.start() for thread in threads])
     for thread in threads:
         thread.join(ANSWERED_WITHIN + 30)
     placed = {c for _, kind, c in answers if kind == 'placed'}
@@ -103,6 +113,3 @@ def _repeat_keeps_one_set(server, client, consumer, summary_line):
     assert {r['host'] for r in after} == {again[0][0].host}
 
 
-def _workers(server):
-    out = os.popen('pgrep -P %d' % server.process.pid).read()
-    return sorted(int(pid) for pid in out.split())

@@ -36,16 +36,12 @@ GRACE = 20
 SWEPT_WITHIN = GRACE + 5 + 15
 
 
-def _workers(server):
-    out = subprocess.run(['pgrep', '-P', str(server.process.pid)],
-                         capture_output=True, text=True).stdout
-    return sorted(int(pid) for pid in out.split())
 
 
 def _wait_workers(server, count, not_in=(), timeout=30):
     return db_state.wait_for(
         lambda: (lambda pids: pids if len(pids) == count and not
-                 set(pids) & set(not_in) else None)(_workers(server)),
+                 set(pids) & set(not_in) else None)(server.worker_pids()),
         timeout, '%d workers' % count)
 
 
@@ -64,7 +60,7 @@ def server(rabbitmq, tmp_path):
 
 def test_worker_sigkill_under_load(server, summary_line):
     workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
-    old = _workers(server)
+    old = server.worker_pids()
     with fault_load.Load(server, threads=4) as load:
         time.sleep(2)
         os.kill(old[0], signal.SIGKILL)
@@ -143,7 +139,7 @@ def _orphans(server, load):
 
 
 def test_sighup_restarts_workers_and_orphans_none(server):
-    old = _workers(server)
+    old = server.worker_pids()
     os.kill(server.process.pid, signal.SIGHUP)
     new = _wait_workers(server, 2, not_in=old)
     db_state.wait_for(lambda: server.count_in_log('serving topic') >= 4,
@@ -156,16 +152,16 @@ def test_sighup_restarts_workers_and_orphans_none(server):
 
 
 def test_sigusr2_prints_a_report_and_the_worker_lives(server):
-    worker = _workers(server)[0]
+    worker = server.worker_pids()[0]
     os.kill(worker, signal.SIGUSR2)
     db_state.wait_for(lambda: 'Guru Meditation' in server.out_path.read_text(
         errors='replace'), 15, 'a Guru Meditation Report')
     time.sleep(0.5)
-    assert worker in _workers(server)
+    assert worker in server.worker_pids()
 
 
 def test_workers_exit_when_their_parent_dies(server):
-    workers = _workers(server)
+    workers = server.worker_pids()
     process, server.process = server.process, None
     os.kill(process.pid, signal.SIGKILL)
     process.wait(10)

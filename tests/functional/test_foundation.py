@@ -7,7 +7,6 @@ and answers malformed input with an error while its workers keep serving.
 """
 
 import os
-import re
 
 import pytest
 from oslo_utils import uuidutils
@@ -19,7 +18,6 @@ from tests.functional import workload
 
 HOSTS = 50
 DISABLED = frozenset({5, 17, 33})
-WORKER_LINE = re.compile(r'Worker (\d+) \(pid (\d+)\) serving topic')
 
 pytestmark = pytest.mark.parametrize('backend', databases.BACKENDS)
 
@@ -127,9 +125,6 @@ def test_placements_fit_explain_failures_and_survive_restart(scheduler):
     _assert_consistent(server, placed)
 
 
-def _worker_pids(server):
-    return sorted(int(m.group(2))
-                  for m in WORKER_LINE.finditer(server.log_text()))
 
 
 _UNKNOWN_OBJECT = {'scheduler_object.name': 'NoSuchObject',
@@ -167,7 +162,7 @@ REJECTED_REPORTS = [
 
 def test_bad_input_gets_an_error_and_workers_keep_serving(scheduler):
     server = _start_cluster(scheduler)
-    pids = _worker_pids(server)
+    pids = sorted(server.started_worker_pids())
     client = server.client()
     raw = server.raw_client(client)
     ctxt = workload.context()
@@ -204,7 +199,8 @@ def test_bad_input_gets_an_error_and_workers_keep_serving(scheduler):
     assert 'late-host' in names
 
     server.assert_alive()
-    assert _worker_pids(server) == pids, 'a worker was restarted'
+    assert sorted(server.started_worker_pids()) == pids, \
+        'a worker was restarted'
     assert 'died with status' not in server.log_text()
     for pid in pids:
         os.kill(pid, 0)  # raises if the worker is gone

@@ -20,7 +20,6 @@ and after, which may grow at most ``RSS_GROWTH_BOUND``.
 
 import collections
 import os
-import subprocess
 import time
 import zlib
 
@@ -226,8 +225,7 @@ def test_envelope_refusals_leave_the_worker_serving(fuzz_server):
 
 def _worker_rss(server):
     """{pid: resident bytes} of the server's worker processes."""
-    pids = subprocess.run(['pgrep', '-P', str(server.process.pid)],
-                          capture_output=True, text=True).stdout.split()
+    pids = server.worker_pids()
     rss = {}
     for pid in pids:
         with open('/proc/%s/status' % pid) as status:

@@ -22,9 +22,6 @@ allocation the dead worker had already written is pinned by
 tests/unit/rpc/test_nova_placement.py, not here.)
 """
 
-import os
-import signal
-import sqlite3
 import time
 import uuid
 
@@ -35,6 +32,8 @@ from tests.functional import placement_service
 from tests.functional import server as server_mod
 from tests.functional import test_placement_feed as feed_tests
 from tests.functional import workload
+from tests.functional.test_call_redelivery import \
+    kill_a_worker_holding_calls
 from tests.functional.test_nova_client import CELL
 from tests.functional.test_nova_client import SMALL
 from tests.functional.test_nova_client import answers_of
@@ -110,16 +109,8 @@ def _run(python, server, exchange, tmp_path, summary_line, how=''):
                for _ in range(CALLERS)]
     for driver in drivers:
         assert '"ready"' in driver.stdout.readline()
-    database = sqlite3.connect(str(tmp_path / 'scheduler.sqlite'),
-                               isolation_level=None)
-    database.execute('BEGIN EXCLUSIVE')
-    go.touch()
-    time.sleep(1.0)  # both workers took boots they cannot finish
-    os.kill(_workers(server)[0], signal.SIGKILL)
-    killed = time.monotonic()
-    time.sleep(0.5)
-    database.execute('ROLLBACK')
-    database.close()
+    killed = kill_a_worker_holding_calls(
+        server, tmp_path / 'scheduler.sqlite', go.touch)
     answers = [answers_of(driver, timeout=60)['boot'] for driver in drivers]
     longest = time.monotonic() - killed
     placed = [a for a in answers if a.get('result')]
@@ -140,6 +131,3 @@ def _run(python, server, exchange, tmp_path, summary_line, how=''):
     return instances
 
 
-def _workers(server):
-    out = os.popen('pgrep -P %d' % server.process.pid).read()
-    return sorted(int(pid) for pid in out.split())

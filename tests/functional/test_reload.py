@@ -21,7 +21,6 @@ import pytest
 from tests.functional import db_state
 from tests.functional import fault_load
 from tests.functional import workload
-from tests.functional.test_faults_process import _workers
 from tests.functional.test_stop import PROMPT
 from tests.functional.test_stop import figures
 from tests.functional.test_stop import timed
@@ -54,7 +53,7 @@ def _not_placed(load):
 def test_a_sighup_with_an_unknown_filter_keeps_serving(scheduler,
                                                       summary_line):
     server, load = _loaded(scheduler)
-    workers = _workers(server)
+    workers = server.worker_pids()
     with load:
         time.sleep(1)
         mark = time.monotonic()
@@ -67,7 +66,7 @@ def test_a_sighup_with_an_unknown_filter_keeps_serving(scheduler,
     [line] = [line for line in server.log_text().splitlines()
               if 'Not reloading' in line]
     assert 'RamFilter' in line
-    assert _workers(server) == workers
+    assert server.worker_pids() == workers
     assert _not_placed(load) == []
     assert load.first_success_after(mark + 3) is not None
     assert server.errors_in_log(ignore=['Not reloading']) == []
@@ -76,13 +75,13 @@ def test_a_sighup_with_an_unknown_filter_keeps_serving(scheduler,
 def test_a_good_sighup_drops_no_call_and_applies_debug(scheduler,
                                                        summary_line):
     server, load = _loaded(scheduler)
-    workers = _workers(server)
+    workers = server.worker_pids()
     with load:
         time.sleep(1)
         mark = time.monotonic()
         _edit(server, '[DEFAULT]\n', '[DEFAULT]\ndebug = true\n')
         _sighup_and_wait(server, 'Reload done', 1)
-        replaced = _workers(server)
+        replaced = server.worker_pids()
         # a second SIGHUP used to kill the parent's supervisor thread
         _sighup_and_wait(server, 'Reload done', 2)
         time.sleep(1)
@@ -91,7 +90,7 @@ def test_a_good_sighup_drops_no_call_and_applies_debug(scheduler,
     assert _not_placed(load) == []
     assert max(wait for _, wait in load.waits) < PROMPT
     assert not set(replaced) & set(workers)
-    assert len(_workers(server)) == 2
+    assert len(server.worker_pids()) == 2
     assert _one_at_a_time(server.log_text().split('Reload done', 1)[0])
     after = server.log_text().split('Reload done', 1)[1]
     assert ' DEBUG ' in after

@@ -7,7 +7,6 @@ in its place (real RabbitMQ and PostgreSQL).
 """
 
 import os
-import re
 import signal
 
 import pytest
@@ -16,18 +15,15 @@ from tests.functional import db_state
 from tests.functional import tracker
 from tests.functional import workload
 
-WORKER_LINE = re.compile(r'Worker (\d+) \(pid (\d+)\) serving topic')
 REPORTS = 4000
 
 
-def _worker_pids(server):
-    return [int(m.group(2)) for m in WORKER_LINE.finditer(server.log_text())]
 
 
 @pytest.mark.parametrize('backend', ['postgresql'])
 def test_a_killed_worker_loses_no_acknowledged_report(scheduler):
     server = scheduler(workers=1)
-    first = _worker_pids(server)[-1]
+    first = server.started_worker_pids()[-1]
     # the worker is held while the tracker sends, so that the whole
     # backlog waits in the queue (a worker absorbing as fast as the
     # tracker sends would leave none to lose)
@@ -56,7 +52,7 @@ def test_a_worker_killed_holding_a_batch_acknowledged_none_of_it(scheduler):
     # replacement runs, so that it need not wait out the window)
     server = scheduler(workers=1, options={'scheduler': {
         'report_batch_window': 15, 'report_batch_size': HELD + 1}})
-    first = _worker_pids(server)[-1]
+    first = server.started_worker_pids()[-1]
     tracker.push_stats(server, workload.host_reports(HELD, prefix='held'))
     assert db_state.provider_count(server.engine) == 0
     _kill_then_find_all(server, first, HELD + 1, 60, then=lambda: (
@@ -69,7 +65,7 @@ def _kill_then_find_all(server, worker, hosts, timeout, then=None):
     every one of the ``hosts`` reports is stored within ``timeout``
     seconds."""
     os.kill(worker, signal.SIGKILL)
-    db_state.wait_for(lambda: _worker_pids(server)[-1] != worker, 30,
+    db_state.wait_for(lambda: server.started_worker_pids()[-1] != worker, 30,
                       'the parent to start another worker')
     if then is not None:
         then()
