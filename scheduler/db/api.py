@@ -103,6 +103,7 @@ class Database:
         # (scheduler.host_state.cache)
         self.local_writes = 0
         self._local_writes_lock = threading.Lock()
+        self._autocommit = None
 
     def count_local_write(self):
         with self._local_writes_lock:
@@ -178,11 +179,35 @@ class Database:
     def connection(self):
         """A Core connection of the pool, for reads only; its transaction
         is rolled back when it goes back to the pool. Cheaper per use than
-        ``reader()`` (no ORM session); statements are Core statements."""
-        with self.engine.connect() as connection:
+        ``reader()`` (no ORM session); statements are Core statements.
+
+        On PostgreSQL it runs in autocommit: READ COMMITTED takes a
+        snapshot per statement inside a transaction too, so a transaction
+        would only add its BEGIN and ROLLBACK round trips (the poller's
+        reads, ``scheduler.db.changes``). Elsewhere the statements share
+        one transaction (MariaDB's snapshot, SQLite's read lock)."""
+        engine = (self.autocommit_engine if self.is_postgresql
+                  else self.engine)
+        with engine.connect() as connection:
             yield connection
 
+    @property
+    def is_postgresql(self):
+        return self.engine.dialect.name == 'postgresql'
+
+    @property
+    def autocommit_engine(self):
+        """The pool's engine with every statement its own transaction
+        (``isolation_level = AUTOCOMMIT``): for one-statement work such as
+        ``scheduler.db.claim_routine``'s call. Built once."""
+        engine = self._autocommit
+        if engine is None:
+            engine = self._autocommit = self.engine.execution_options(
+                isolation_level='AUTOCOMMIT')
+        return engine
+
     def dispose(self):
+        self._autocommit = None
         self._tx.dispose_pool()
 
 

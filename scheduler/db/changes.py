@@ -329,21 +329,22 @@ class Change:
         return bool(self._provider_ids or self._rows)
 
     def _stamp(self):
-        stamps = list(self._rows)
-        if self._provider_ids:
-            stamps.append((P, P.c.id.in_(sorted(self._provider_ids))))
-        if not stamps:
+        if not self.recorded:
             return
         # last, so the stripe's lock lives for these statements and the
         # COMMIT only (module docstring)
         stripe = _draw_stripe(self._rows)
-        one_round_trip = (len(stamps) == 1 and not self._legacy and
-                          db_api.dialect_of(self.session).name == 'postgresql')
-        if one_round_trip and not self._rows:
+        postgresql = (not self._legacy and
+                      db_api.dialect_of(self.session).name == 'postgresql')
+        if postgresql and not self._rows:
             # a claim's or a report's stamp: a statement built once
             self.session.execute(_STAMP_PROVIDERS, {
                 'stamp_stripe': stripe, 'ids': sorted(self._provider_ids)})
             return
+        stamps = list(self._rows)
+        if self._provider_ids:
+            stamps.append((P, P.c.id.in_(sorted(self._provider_ids))))
+        one_round_trip = postgresql and len(stamps) == 1
         if one_round_trip:
             # one round trip: the bump as a CTE of the stamp
             table, condition = stamps[0]
@@ -372,6 +373,34 @@ def _draw_stripe(other_rows):
     return random.randrange(_FIRST_ROW_STRIPE)
 
 
+def draw_stripe():
+    """A stripe for a transaction that stamps providers only (the claim
+    routine's, ``scheduler.db.claim_routine``)."""
+    return _draw_stripe(())
+
+
+def lock_statement(probe=False):
+    """The provider lock as one statement where ``UPDATE ... RETURNING``
+    exists: ``RETURNING id`` and, with ``probe``, ``held`` (bind
+    parameters ``ids`` and ``consumers``). The claim routine runs it."""
+    return _lock_returning((), probe)
+
+
+def unlock_statement():
+    """The lock's generation bump undone (bind parameter ``ids``): the
+    claim routine's way out when it writes nothing, inside the
+    transaction that locked (the rows keep their locks until it ends, and
+    their generation, so the feed has nothing to stamp)."""
+    return _UNBUMP
+
+
+def stamp_statement():
+    """PostgreSQL: the stripe's bump and the providers' stamp in one
+    statement (bind parameters ``stamp_stripe`` and ``ids``). The claim
+    routine runs it."""
+    return _STAMP_PROVIDERS
+
+
 @dataclasses.dataclass(frozen=True)
 class Locked:
     """What ``Change.lock_providers`` locked: ``found`` providers (those
@@ -389,6 +418,8 @@ class Locked:
 _IDS = P.c.id.in_(sa.bindparam('ids', expanding=True))
 _LOCK = (sa.update(P).where(_IDS).values(generation=P.c.generation + 1)
          .execution_options(synchronize_session=False))
+_UNBUMP = (sa.update(P).where(_IDS).values(generation=P.c.generation - 1)
+           .execution_options(synchronize_session=False))
 
 
 @functools.lru_cache(maxsize=None)

@@ -50,6 +50,7 @@ from scheduler.model import fit
 from scheduler.db import api as db_api
 from scheduler.db import changes
 from scheduler.db import claim_record
+from scheduler.db import claim_routine
 from scheduler.db import models
 
 P = models.providers
@@ -161,6 +162,9 @@ def claim_resources(db, claims, now=None, group=None, if_held=None):
 
 
 def _claim(db, claims, now, group, held_known=False, ask_first=False):
+    if (group is None and not held_known and claim_routine.usable(db)
+            and _claim_by_routine(db, claims, now)):
+        return
     consumers = sorted({c.consumer_uuid for c in claims})
     with changes.write(db) as change:
         session = change.session
@@ -189,6 +193,30 @@ def _claim(db, claims, now, group, held_known=False, ask_first=False):
 
 
 _INSERT_ALLOCATIONS = sa.insert(ALLOC)
+
+
+def _claim_by_routine(db, claims, now):
+    """The same claim in one round trip (PostgreSQL,
+    ``scheduler.db.claim_routine``); False if the database has no
+    routine (the caller goes the long way)."""
+    claimed = {c.provider_id for c in claims}
+    per_provider = _per_provider(claims)
+    try:
+        stamped = claim_routine.claim(
+            db, claimed, {c.consumer_uuid for c in claims},
+            _take_pairs(per_provider, claims),
+            [(c.consumer_uuid, c.provider_id, rc, amount)
+             for c in claims for rc, amount in sorted(c.resources.items())],
+            now)
+    except claim_routine.Held:
+        raise _HoldsClaims()
+    except claim_routine.DidNotFit:
+        raise _DidNotFit(per_provider)
+    except claim_routine.Gone:
+        with db.reader() as session:
+            _check_exist(session, claimed)
+        return False  # back since: the long way decides
+    return stamped is not None
 
 
 class _HoldsClaims(Exception):
@@ -359,20 +387,30 @@ def _take_statement(size):
         .execution_options(synchronize_session=False))
 
 
+def _take_pairs(per_provider, claims):
+    """(provider, class, summed amount, smallest, largest, gcd of the
+    single amounts) of every row a claim takes from, sorted."""
+    singles = _single_amounts(claims)
+    pairs = []
+    for p, rc, amount in sorted(
+            (p, rc, amount) for p, resources in per_provider.items()
+            for rc, amount in resources.items() if amount):
+        each = singles[(p, rc)]
+        pairs.append((p, rc, amount, min(each), max(each),
+                      math.gcd(*each)))
+    return pairs
+
+
 def _take(session, per_provider, claims):
     """One conditional UPDATE for every (provider, class) of the request;
     the fit rule is ``scheduler.model.fit.sql_fits``, the filters' own."""
-    pairs = sorted((p, rc, amount) for p, resources in per_provider.items()
-                   for rc, amount in resources.items() if amount)
+    pairs = _take_pairs(per_provider, claims)
     if not pairs:
         return
-    singles = _single_amounts(claims)
-    params = {'ids': sorted({p for p, _, _ in pairs})}
-    for i, (p, rc, amount) in enumerate(pairs):
-        each = singles[(p, rc)]
+    params = {'ids': sorted({p for p, *_ in pairs})}
+    for i, (p, rc, amount, lo, hi, g) in enumerate(pairs):
         params.update({'p%d' % i: p, 'rc%d' % i: rc, 'a%d' % i: amount,
-                       'lo%d' % i: min(each), 'hi%d' % i: max(each),
-                       'g%d' % i: math.gcd(*each)})
+                       'lo%d' % i: lo, 'hi%d' % i: hi, 'g%d' % i: g})
     taken = session.execute(_take_statement(len(pairs)), params).rowcount
     if taken != len(pairs):
         raise _DidNotFit(per_provider)

@@ -1,0 +1,281 @@
+"""A claim of new consumers in one round trip, on PostgreSQL.
+
+On PostgreSQL a claim of consumers that hold nothing yet (nearly every
+claim) is the transaction of ``scheduler.db.changes.write`` around
+``scheduler.db.claims._claim``: BEGIN, the provider lock with its probe,
+the conditional UPDATE of the inventories, the INSERT of the
+allocations, the stripe's bump with the stamp, COMMIT. Six round trips,
+each one built by SQLAlchemy in the worker and parsed and planned by the
+server. Here the same statements run in the same order inside one
+PL/pgSQL function, called in autocommit. That is one round trip, and the
+plans are cached per connection. In-process measurement (2k hosts): the
+worker's CPU per claim fell from 1.7 to 0.6 ms, and the server's from
+1.35 to 0.9 ms (doc/source/performance.rst).
+
+Nothing is written twice. The function's body is compiled from the
+statements the transaction path executes: the lock of
+``changes.lock_statement`` (lock order, generation, probe), the fit rule
+of ``scheduler.model.fit.sql_fits``, the stamp of
+``changes.stamp_statement``, and the lock's undoing of
+``changes.unlock_statement``. The one exception is the allocations'
+INSERT, which is spelled out from the table's columns. The function's
+name carries a digest of its body, so a release whose statements differ
+installs its own function beside the old one, and workers of both
+releases keep claiming during a rolling upgrade. ``install`` creates it.
+``scheduler-manage db sync`` calls it (``scheduler.db.migration``).
+
+An outcome other than success writes nothing and returns a negative
+value: whatever it changed before it knew is changed back inside the
+same transaction, the generation the provider lock bumped included
+(``changes.unlock_statement``). Then the caller raises what the
+transaction path raises:
+
+* -1: a provider of the claim is gone (``ClaimConflict`` names it, as
+  ``claims._check_exist`` does);
+* -2: the consumers hold claims (a repeat or a reschedule: the
+  transaction path takes it from there);
+* -3: a row does not fit (the conditional UPDATE took nothing): what
+  the rows before it took is given back (``_DidNotFit``).
+
+An expected outcome is therefore no database error: there is nothing for
+oslo.db to log, and no savepoint is needed (one cost 0.2 ms of the
+server's CPU per claim). A deadlock is reported as the database's own
+error (40P01), and ``retry_on_deadlock`` retries it as before.
+
+A database last synced by an earlier release has no function: ``usable``
+asks the catalog once per pool, logs a warning, and the worker claims
+through the transaction path. Every statement in the function reaches
+its rows by key. The function plans with sequential scans disabled, so a
+cached generic plan never scans a table whose statistics are stale.
+"""
+
+import hashlib
+import weakref
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+from sqlalchemy.dialects import postgresql
+
+from scheduler.db import changes
+from scheduler.db import models
+from scheduler.model import fit
+
+LOG = logging.getLogger(__name__)
+
+_ALLOC = models.allocations
+_INV = models.inventories
+#: database -> is the function in it (claims go the long way if not)
+_PRESENT = weakref.WeakKeyDictionary()
+
+
+class Gone(Exception):
+    """A provider of the claim does not exist."""
+
+
+class Held(Exception):
+    """The consumers hold claims already."""
+
+
+class DidNotFit(Exception):
+    """Fewer inventory rows fit than the claim asked for."""
+
+
+#: what the function returns for each outcome but success (a stripe's
+#: value is never below 1 once bumped)
+_OUTCOMES = {Gone: -1, Held: -2, DidNotFit: -3}
+_RAISED = {value: outcome for outcome, value in _OUTCOMES.items()}
+
+
+def _plpgsql(statement, variables):
+    """The PostgreSQL text of a Core statement with its bound parameters
+    replaced: those named in ``variables`` by the PL/pgSQL expressions
+    given (an expanding ``IN`` by ``= ANY(<array>)``), the others, which
+    SQLAlchemy bound for literals, by their integer values."""
+    compiled = statement.compile(dialect=postgresql.psycopg2.dialect())
+    text = str(compiled)
+    for name, value in compiled.params.items():
+        if name in variables:
+            text = text.replace('IN (__[POSTCOMPILE_%s])' % name,
+                                '= ANY(%s)' % variables[name])
+            text = text.replace('%%(%s)s' % name, variables[name])
+        elif isinstance(value, int) and not isinstance(value, bool):
+            text = text.replace('%%(%s)s' % name, str(value))
+        else:
+            raise ValueError('parameter %s of the claim routine has no '
+                             'variable' % name)
+    if '__[POSTCOMPILE' in text or '%(' in text:
+        raise ValueError('unbound parameter left in %s' % text)
+    return text.replace('%%', '%')
+
+
+def _one_row():
+    """The claim's condition on one (provider, class) row, the rule of
+    ``scheduler.model.fit.sql_fits`` as ``claims._take`` applies it to
+    every row at once, and the amount it takes."""
+    def value(name):
+        return sa.bindparam(name, type_=sa.BigInteger)
+    amount = value('a')
+    return sa.and_(
+        _INV.c.provider_id == sa.bindparam('p', type_=sa.Integer),
+        _INV.c.resource_class == sa.bindparam('rc', type_=sa.String),
+        fit.sql_fits(_INV, amount, (value('lo'), value('hi'),
+                                    value('g')))), amount
+
+
+def _take_statement(sign=1):
+    """Take the amount from the row if it fits; with ``sign`` -1, give it
+    back (no condition: undoing this transaction's own take)."""
+    condition, amount = _one_row()
+    if sign < 0:
+        return (sa.update(_INV).where(condition.clauses[0],
+                                      condition.clauses[1])
+                .values(claimed=_INV.c.claimed - amount))
+    return (sa.update(_INV).where(condition)
+            .values(claimed=_INV.c.claimed + amount))
+
+
+def _body():
+    lock = _plpgsql(changes.lock_statement(probe=True),
+                    {'ids': '_ids', 'consumers': '_consumers'})
+    row = {'p': '_p[i_]', 'rc': '_rc[i_]', 'a': '_a[i_]', 'lo': '_lo[i_]',
+           'hi': '_hi[i_]', 'g': '_g[i_]'}
+    take = _plpgsql(_take_statement(), row)
+    give_back = _plpgsql(_take_statement(-1), dict(
+        row, p='_p[j_]', rc='_rc[j_]', a='_a[j_]'))
+    unlock = _plpgsql(changes.unlock_statement(), {'ids': '_ids'})
+    stamp = _plpgsql(changes.stamp_statement(),
+                     {'stamp_stripe': '_stripe', 'ids': '_ids'})
+    return """
+DECLARE
+  found_ integer;
+  held_ boolean;
+  rows_ integer;
+  seq_ bigint;
+BEGIN
+  WITH locked AS ({lock})
+  SELECT count(*), coalesce(bool_or(locked.held), false)
+    INTO found_, held_ FROM locked;
+  IF found_ <> cardinality(_ids) OR held_ THEN
+    {unlock};
+    RETURN CASE WHEN held_ THEN {held} ELSE {gone} END;
+  END IF;
+  FOR i_ IN 1 .. coalesce(cardinality(_p), 0) LOOP
+    {take};
+    GET DIAGNOSTICS rows_ = ROW_COUNT;
+    IF rows_ = 0 THEN
+      -- this row does not fit: give back what the rows before it took
+      FOR j_ IN 1 .. i_ - 1 LOOP
+        {give_back};
+      END LOOP;
+      {unlock};
+      RETURN {did_not_fit};
+    END IF;
+  END LOOP;
+  INSERT INTO {alloc} (consumer_uuid, provider_id, resource_class, amount,
+                       created_at, confirmed_at)
+  SELECT c, p, rc, a, _now, NULL
+    FROM unnest(_ac, _ap, _arc, _aa) AS rows(c, p, rc, a);
+  {stamp};
+  -- the stripe's row is locked by the stamp: its value is this claim's
+  SELECT seq INTO seq_ FROM {stripes} WHERE stripe = _stripe;
+  RETURN seq_;
+END
+""".format(lock=lock, take=take, give_back=give_back, unlock=unlock,
+           stamp=stamp,
+           gone=_OUTCOMES[Gone], held=_OUTCOMES[Held],
+           did_not_fit=_OUTCOMES[DidNotFit], alloc=_ALLOC.name,
+           stripes=models.change_stripes.name)
+
+
+_ARGUMENTS = ('_ids integer[], _consumers varchar[], _p integer[], '
+              '_rc varchar[], _a bigint[], _lo bigint[], _hi bigint[], '
+              '_g bigint[], _ac varchar[], _ap integer[], _arc varchar[], '
+              '_aa bigint[], _now timestamp, _stripe integer')
+BODY = _body()
+NAME = 'scheduler_claim_%s' % hashlib.sha256(
+    (_ARGUMENTS + BODY).encode()).hexdigest()[:12]
+_CALL = ('SELECT %s(%%(ids)s, %%(consumers)s, %%(p)s, %%(rc)s, %%(a)s, '
+         '%%(lo)s, %%(hi)s, %%(g)s, %%(ac)s, %%(ap)s, %%(arc)s, %%(aa)s, '
+         '%%(now)s, %%(stripe)s)' % NAME)
+
+
+def definition():
+    """The CREATE statement of this release's function."""
+    return ('CREATE OR REPLACE FUNCTION %s(%s) RETURNS bigint '
+            'LANGUAGE plpgsql SET enable_seqscan = off AS $routine$%s'
+            '$routine$' % (NAME, _ARGUMENTS, BODY))
+
+
+def install(database):
+    """Create this release's function (PostgreSQL only; idempotent)."""
+    if not database.is_postgresql:
+        return False
+    with database.engine.begin() as connection:
+        # the driver's cursor: the body's '%' is not a parameter marker
+        cursor = connection.connection.driver_connection.cursor()
+        try:
+            cursor.execute(definition())
+        finally:
+            cursor.close()
+    _PRESENT[database] = True
+    return True
+
+
+def usable(database):
+    """Can claims of ``database`` go through the function? Asked of the
+    catalog once per pool; a missing function is logged once."""
+    if not database.is_postgresql or database.legacy_change_counter:
+        return False
+    present = _PRESENT.get(database)
+    if present is None:
+        with database.connection() as connection:
+            present = connection.exec_driver_sql(
+                'SELECT to_regproc(%(name)s) IS NOT NULL',
+                {'name': NAME}).scalar()
+        _PRESENT[database] = present
+        if not present:
+            _warn_missing()
+    return present
+
+
+def _warn_missing():
+    LOG.warning('The claim function %s is not in the database: claims '
+                'take six round trips instead of one until "scheduler-manage '
+                'db sync" creates it and the worker restarts.', NAME)
+
+
+def claim(database, ids, consumers, pairs, rows, now):
+    """Claim on providers ``ids`` for ``consumers``: ``pairs`` are the
+    conditional UPDATE's (provider, class, amount, smallest, largest,
+    gcd) rows, ``rows`` the allocations' (consumer, provider, class,
+    amount). Returns the feed's new value of the stripe it stamped, or
+    None if the function is missing (the caller claims the long way,
+    ``usable`` is False from then on). Raises ``Gone``, ``Held`` or
+    ``DidNotFit``."""
+    params = {
+        'ids': sorted(ids), 'consumers': sorted(consumers),
+        'p': [r[0] for r in pairs], 'rc': [r[1] for r in pairs],
+        'a': [r[2] for r in pairs], 'lo': [r[3] for r in pairs],
+        'hi': [r[4] for r in pairs], 'g': [r[5] for r in pairs],
+        'ac': [r[0] for r in rows], 'ap': [r[1] for r in rows],
+        'arc': [r[2] for r in rows], 'aa': [r[3] for r in rows],
+        'now': now, 'stripe': changes.draw_stripe()}
+    try:
+        with database.autocommit_engine.connect() as connection:
+            stamped = connection.exec_driver_sql(_CALL, params).scalar()
+    except db_exc.DBError as exc:
+        if _sqlstate(exc) != '42883':  # undefined_function: dropped since
+            raise
+        _PRESENT[database] = False
+        _warn_missing()
+        return None
+    if stamped in _RAISED:
+        raise _RAISED[stamped]()
+    return stamped
+
+
+def _sqlstate(exc):
+    """The SQLSTATE of an error oslo.db translated (None if unknown)."""
+    inner = getattr(exc, 'inner_exception', None)
+    return getattr(getattr(inner, 'orig', inner), 'pgcode', None)

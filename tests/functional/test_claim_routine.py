@@ -1,0 +1,146 @@
+"""Issue 22: a claim's outcomes are the same whichever way it is written.
+
+On PostgreSQL a claim of new consumers runs in one round trip through
+``scheduler.db.claim_routine``; elsewhere (and on PostgreSQL without the
+function) it is the transaction of ``scheduler.db.claims._claim``. Every
+case here runs on each database, so both paths are held to one answer:
+what is written on success, what a loss names, and that a loss leaves
+nothing behind (no allocation, no usage, no generation moved, no
+position of the feed moved).
+"""
+
+import logging
+
+import pytest
+import sqlalchemy as sa
+from oslo_utils import uuidutils
+
+from scheduler import exception
+from scheduler import objects
+from scheduler.db import changes
+from scheduler.db import claim_routine
+from scheduler.db import claims
+from scheduler.db import models
+from scheduler.db import providers as db_providers
+from scheduler.model import resource_classes as rcs
+from tests.functional import databases
+
+RATIOS = {rcs.VCPU: 1.0, rcs.MEMORY_MB: 1.0, rcs.DISK_GB: 1.0}
+SMALL = {rcs.VCPU: 1, rcs.MEMORY_MB: 512, rcs.DISK_GB: 1}
+
+pytestmark = pytest.mark.parametrize('backend', databases.BACKENDS)
+
+
+def _providers(db, hosts, vcpus=8):
+    for host in hosts:
+        db_providers.record_compute_node(
+            db, objects.ComputeNode.from_stats(host, host, {
+                'vcpus': vcpus, 'memory_mb': 8192, 'local_gb': 100}),
+            RATIOS)
+    return [db_providers.find_provider(db, h)['id'] for h in hosts]
+
+
+def _state(db):
+    """Everything a claim may change: generations and stamps, usage,
+    allocations, the feed's position."""
+    P, INV, ALLOC = models.providers, models.inventories, models.allocations
+    with db.engine.connect() as connection:
+        return {
+            'providers': connection.execute(sa.select(
+                P.c.id, P.c.generation, P.c.feed_stripe, P.c.feed_seq)
+                .order_by(P.c.id)).all(),
+            'usage': connection.execute(sa.select(
+                INV.c.provider_id, INV.c.resource_class, INV.c.claimed)
+                .order_by(INV.c.id)).all(),
+            'allocations': connection.execute(sa.select(
+                ALLOC.c.consumer_uuid, ALLOC.c.provider_id,
+                ALLOC.c.resource_class, ALLOC.c.amount)
+                .order_by(ALLOC.c.id)).all(),
+            'position': changes.position(connection)}
+
+
+def _claim(db, *pairs):
+    """One consumer per (provider, resources) pair, in one request."""
+    wanted = [claims.Claim(uuidutils.generate_uuid(), provider, resources,
+                           'h%d' % provider)
+              for provider, resources in pairs]
+    claims.claim_resources(db, wanted)
+    return wanted
+
+
+def _quiet(caplog):
+    """No log line at ERROR or above (oslo.db logs the errors it does
+    not know, with their traceback)."""
+    return [r.getMessage() for r in caplog.records
+            if r.levelno >= logging.ERROR]
+
+
+def test_a_claim_writes_usage_allocations_generation_and_stamp(database):
+    first, second = _providers(database, ['h1', 'h2'])
+    before = _state(database)
+    wanted = _claim(database, (first, SMALL), (second, {rcs.VCPU: 2}))
+    after = _state(database)
+    generations = {p: g for p, g, _, _ in before['providers']}
+    assert {p: g for p, g, _, _ in after['providers']} == {
+        p: g + 1 for p, g in generations.items()}
+    stamps = {(s, q) for _, _, s, q in after['providers']}
+    assert len(stamps) == 1   # one transaction, one stripe value
+    stripe, seq = stamps.pop()
+    assert after['position'].stripes[stripe] == seq
+    assert before['position'].moved(after['position'])
+    claimed = {(p, rc): c for p, rc, c in after['usage']}
+    assert claimed[(first, rcs.MEMORY_MB)] == 512
+    assert claimed[(second, rcs.VCPU)] == 2
+    assert claimed[(second, rcs.MEMORY_MB)] == 0
+    assert sorted(after['allocations']) == sorted(
+        (c.consumer_uuid, c.provider_id, rc, amount)
+        for c in wanted for rc, amount in c.resources.items())
+    if backend_is_postgresql(database):
+        assert claim_routine.usable(database)
+
+
+def test_a_row_that_does_not_fit_leaves_nothing_behind(database, caplog):
+    first, second = _providers(database, ['h1', 'h2'], vcpus=2)
+    _claim(database, (second, {rcs.VCPU: 2}))
+    before = _state(database)
+    # the first provider's rows fit and come first; the second is full
+    with pytest.raises(exception.ClaimConflict) as info:
+        _claim(database, (first, SMALL), (second, SMALL))
+    assert info.value.kwargs['provider'] == second
+    assert info.value.kwargs['resource_class'] == rcs.VCPU
+    assert _state(database) == before
+    assert _quiet(caplog) == []
+
+
+def test_the_unit_rules_hold_at_claim_time(database, caplog):
+    provider, = _providers(database, ['h1'])
+    with database.engine.begin() as connection:
+        connection.execute(
+            sa.update(models.inventories)
+            .where(models.inventories.c.resource_class == rcs.MEMORY_MB)
+            .values(step_size=256, min_unit=256, max_unit=2048))
+    before = _state(database)
+    for amount in (128, 384, 4096):   # below min, off step, above max
+        with pytest.raises(exception.ClaimConflict):
+            _claim(database, (provider, {rcs.MEMORY_MB: amount}))
+        assert _state(database) == before, amount
+    _claim(database, (provider, {rcs.MEMORY_MB: 512}))
+    assert _quiet(caplog) == []
+
+
+def test_a_claim_on_a_provider_that_is_gone_names_it(database, caplog):
+    kept, gone = _providers(database, ['h1', 'h2'])
+    with database.engine.begin() as connection:
+        connection.execute(sa.delete(models.providers)
+                           .where(models.providers.c.id == gone))
+    before = _state(database)
+    with pytest.raises(exception.ClaimConflict) as info:
+        _claim(database, (kept, SMALL), (gone, SMALL))
+    assert info.value.kwargs == {'provider': gone,
+                                 'resource_class': '(deleted)'}
+    assert _state(database) == before
+    assert _quiet(caplog) == []
+
+
+def backend_is_postgresql(database):
+    return database.engine.dialect.name == 'postgresql'
