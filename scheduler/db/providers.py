@@ -313,6 +313,23 @@ _UPDATE_INVENTORY = sa.update(INV).where(
     **{name: _B('b_' + name) for name in _INVENTORY_COLUMNS})
 
 
+_STORED_INVENTORIES = sa.select(
+    INV.c.provider_id, INV.c.resource_class,
+    *[INV.c[k] for k in _INVENTORY_COLUMNS]).where(
+    INV.c.provider_id.in_(sa.bindparam('ids', expanding=True)))
+
+
+def _stored_inventories(session):
+    """The stored inventories of locked providers (``ids``), as they are
+    now: PostgreSQL's READ COMMITTED reads the latest rows, SQLite has one
+    writer; MySQL/MariaDB's REPEATABLE READ snapshot may predate the
+    providers' lock, so there it is a locking (current) read, in the
+    lock order (providers, then their inventories)."""
+    if db_api.dialect_of(session).name == 'mysql':
+        return _STORED_INVENTORIES.with_for_update()
+    return _STORED_INVENTORIES
+
+
 def _update_existing(session, updates, ratio_defaults, overrides):
     """Reports of providers already stored (and locked): one executemany
     for the providers, one for their inventories (those of classes no
@@ -334,15 +351,17 @@ def _update_existing(session, updates, ratio_defaults, overrides):
             inventories[(provider_id, rc)] = inv
     session.execute(_UPDATE_PROVIDER, providers)
     stored = {(row.provider_id, row.resource_class): row
-              for row in session.execute(
-                  sa.select(INV.c.provider_id, INV.c.resource_class,
-                            INV.c.total, INV.c.capacity,
-                            INV.c.reported_used).where(
-                      INV.c.provider_id.in_([u[0] for u in updates])))}
+              for row in session.execute(_stored_inventories(session), {
+                  'ids': [u[0] for u in updates]})}
+    # a row the report repeats is not written (a tracker's usage moves
+    # less often than its workload and stats): read under the providers'
+    # locks, the stored row is the latest (``_stored_inventories``)
     present = [{'b_provider': p, 'b_class': rc,
                 **{'b_' + k: inv[k] for k in _INVENTORY_COLUMNS}}
                for (p, rc), inv in sorted(inventories.items())
-               if (p, rc) in stored]
+               if (p, rc) in stored and any(
+                   getattr(stored[(p, rc)], k) != inv[k]
+                   for k in _INVENTORY_COLUMNS)]
     # classes a tracker stopped reporting (no more dedicated CPUs, a
     # generic class dropped): nothing left to claim, claims kept
     present += [{'b_provider': p, 'b_class': rc,
