@@ -168,13 +168,14 @@ _INVENTORY_KEYS = ('total', 'reserved', 'min_unit', 'max_unit',
 def _skip_unchanged(db, stamped, ratio_defaults, fresh_for):
     """Split reports into (how many are unchanged, the others to write):
     unchanged means repeating what is stored, stored recently enough
-    (older ones are left to ``_record``, which ignores them). One read
-    transaction for the batch, no lock: a report of one host is never
-    written concurrently with another of the same host by this worker,
-    and one of another worker would be as old as the stored one."""
+    (older ones are left to ``_record``, which ignores them). One
+    read for the batch on a Core connection (no ORM session; autocommit on
+    PostgreSQL), no lock: a report of one host is never written
+    concurrently with another of the same host by this worker, and one of
+    another worker would be as old as the stored one."""
     if fresh_for is None or not stamped:
         return 0, stamped
-    with db.reader() as session:
+    with db.connection() as session:
         stored = {(r.host, r.nodename): r for r in session.execute(
             sa.select(P).where(P.c.host.in_({n.host for n, _ in stamped})))}
         inventories = {}
