@@ -14,7 +14,9 @@ Checks, each Success, Warning or Failure:
 * **Database schema**: Failure when the schema is missing or behind this
   release's newest migration (run ``scheduler-manage db sync``); Warning
   when it is at a revision this release does not know (a later release
-  migrated it: fine while that release's rollout is under way).
+  migrated it: fine while that release's rollout is under way), or, on
+  PostgreSQL, when this release's claim function is missing (claims work,
+  in six round trips instead of one, until ``db sync`` creates it).
 * **Worker releases**: Warning when the live workers (service records
   younger than ``[DEFAULT] worker_down_time``) run more than one release,
   or when no live worker keeps a record.
@@ -38,6 +40,7 @@ from scheduler.cmd import manage_extra
 from scheduler.cmd import output
 from scheduler.conf import opts
 from scheduler.db import api as db_api
+from scheduler.db import claim_routine
 from scheduler.db import migration
 from scheduler.db import services as db_services
 from scheduler.service import startup_checks
@@ -97,6 +100,12 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
             return Result(Code.FAILURE, 'The database has no scheduler '
                           'schema: run "scheduler-manage db sync".')
         if current == head:
+            if not self._query(_claim_routine_ready):
+                return Result(Code.WARNING, 'Schema at %s, but the claim '
+                              'function %s is missing: claims take six '
+                              'round trips instead of one until '
+                              '"scheduler-manage db sync" creates it.'
+                              % (head, claim_routine.NAME))
             return Result(Code.SUCCESS, 'Schema at %s.' % head)
         if migration.is_known_revision(current):
             return Result(Code.FAILURE, 'Pending migrations: the schema is '
@@ -144,6 +153,12 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
         ('Worker releases', _check_releases),
         ('Deprecated options', _check_deprecated_options),
     )
+
+
+def _claim_routine_ready(database):
+    """False on PostgreSQL when this release's claim function is not
+    there (``scheduler.db.claim_routine``); True elsewhere."""
+    return not database.is_postgresql or claim_routine.installed(database)
 
 
 def _file_values(conf):

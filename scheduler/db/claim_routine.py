@@ -229,14 +229,19 @@ def usable(database):
         return False
     present = _PRESENT.get(database)
     if present is None:
-        with database.connection() as connection:
-            present = connection.exec_driver_sql(
-                'SELECT to_regproc(%(name)s) IS NOT NULL',
-                {'name': NAME}).scalar()
-        _PRESENT[database] = present
+        present = _PRESENT[database] = installed(database)
         if not present:
             _warn_missing()
     return present
+
+
+def installed(database):
+    """Is this release's function in the database (PostgreSQL)? One
+    question to the catalog."""
+    with database.connection() as connection:
+        return connection.exec_driver_sql(
+            'SELECT to_regproc(%(name)s) IS NOT NULL',
+            {'name': NAME}).scalar()
 
 
 def _warn_missing():

@@ -12,6 +12,7 @@ MariaDB.
 """
 
 import collections
+import json
 
 import pytest
 import sqlalchemy as sa
@@ -21,6 +22,7 @@ from scheduler.db import claim_routine
 from scheduler.db import claims
 from scheduler.db import migration
 from scheduler import objects
+from scheduler.cmd import status
 from scheduler.model import resource_classes as rcs
 from scheduler.db import models
 from scheduler.db import providers as db_providers
@@ -81,7 +83,7 @@ def test_claim_of_new_consumers_is_a_fixed_number_of_statements(
 
 @pytest.mark.parametrize('backend', ['postgresql'])
 def test_a_database_without_the_routine_claims_the_long_way(
-        database, caplog):
+        database, caplog, tmp_path, capsys):
     """A database synced by an earlier release has no claim routine: the
     first claim finds it missing, says so once, and every claim takes the
     transaction path: same claims, 4 statements (psycopg2 sends the
@@ -101,9 +103,23 @@ def test_a_database_without_the_routine_claims_the_long_way(
     assert len(statements.sent) == 1 + 3 * 4, statements.sent
     assert {r['consumer_uuid'] for r in claims.list_allocations(
         database)} >= set(consumers)
-    # db sync puts it back; this process uses it again
+    # the operator's upgrade check says so, and db sync puts it back
+    assert _schema_check(database, tmp_path, capsys) == (1, True)
     migration.db_sync(database)
     assert claim_routine.usable(database)
+    assert _schema_check(database, tmp_path, capsys) == (0, False)
+
+
+def _schema_check(database, tmp_path, capsys):
+    """``scheduler-status upgrade check``'s database schema result, and
+    whether its details name the claim function."""
+    path = tmp_path / 'scheduler.conf'
+    path.write_text('[database]\nconnection = %s\n' % database.url)
+    status.main(['--config-file', str(path), 'upgrade', 'check', '--json'])
+    checks = json.loads(capsys.readouterr().out)['checks']
+    result, details = next((c['result'], c['details']) for c in checks
+                           if c['check'] == 'Database schema')
+    return result, claim_routine.NAME in details
 
 
 @pytest.mark.parametrize('backend', databases.BACKENDS)
