@@ -103,7 +103,6 @@ class Database:
         # (scheduler.host_state.cache)
         self.local_writes = 0
         self._local_writes_lock = threading.Lock()
-        self._autocommit = None
 
     def count_local_write(self):
         with self._local_writes_lock:
@@ -186,28 +185,47 @@ class Database:
         would only add its BEGIN and ROLLBACK round trips (the poller's
         reads, ``scheduler.db.changes``). Elsewhere the statements share
         one transaction (MariaDB's snapshot, SQLite's read lock)."""
-        engine = (self.autocommit_engine if self.is_postgresql
-                  else self.engine)
-        with engine.connect() as connection:
+        if self.is_postgresql:
+            with self.autocommit() as connection:
+                yield connection
+            return
+        with self.engine.connect() as connection:
             yield connection
 
     @property
     def is_postgresql(self):
         return self.engine.dialect.name == 'postgresql'
 
-    @property
-    def autocommit_engine(self):
-        """The pool's engine with every statement its own transaction
-        (``isolation_level = AUTOCOMMIT``): for one-statement work such as
-        ``scheduler.db.claim_routine``'s call. Built once."""
-        engine = self._autocommit
-        if engine is None:
-            engine = self._autocommit = self.engine.execution_options(
-                isolation_level='AUTOCOMMIT')
-        return engine
+    @contextlib.contextmanager
+    def autocommit(self):
+        """A Core connection of the pool on which every statement is its
+        own transaction: for one-statement work such as
+        ``scheduler.db.claim_routine``'s call, and reads that need no
+        common snapshot.
+
+        With psycopg2 the driver's own ``autocommit`` flag is set for the
+        block and cleared after it: both are client-side, with no round
+        trip. SQLAlchemy's ``isolation_level = AUTOCOMMIT`` option would
+        send ``SET default_transaction_isolation`` every time the
+        connection goes back to the pool (856 statements for 500
+        placements, seen in PostgreSQL's statement log)."""
+        if self.engine.dialect.driver != 'psycopg2':
+            with self.engine.connect().execution_options(
+                    isolation_level='AUTOCOMMIT') as connection:
+                yield connection
+            return
+        with self.engine.connect() as connection:
+            driver = connection.connection.driver_connection
+            driver.autocommit = True
+            try:
+                yield connection
+            finally:
+                if not driver.closed:
+                    # no transaction is open in autocommit: the pool's
+                    # rollback on return then sends nothing either
+                    driver.autocommit = False
 
     def dispose(self):
-        self._autocommit = None
         self._tx.dispose_pool()
 
 

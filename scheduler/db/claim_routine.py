@@ -267,7 +267,7 @@ def claim(database, ids, consumers, pairs, rows, now):
         'arc': [r[2] for r in rows], 'aa': [r[3] for r in rows],
         'now': now, 'stripe': changes.draw_stripe()}
     try:
-        with database.autocommit_engine.connect() as connection:
+        with database.autocommit() as connection:
             stamped = connection.exec_driver_sql(_CALL, params).scalar()
     except db_exc.DBError as exc:
         if _sqlstate(exc) != '42883':  # undefined_function: dropped since

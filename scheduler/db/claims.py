@@ -26,7 +26,11 @@ the bump: BEGIN, 4 statements, COMMIT. MariaDB has no ``UPDATE ...
 RETURNING``: a plain SELECT of previous claims comes first and the bump
 is its own statement: 6 statements and COMMIT. The statements are built
 once and reused, so SQLAlchemy's compiled cache serves every execution
-without building or walking a statement per call.
+without building or walking a statement per call. On PostgreSQL, a claim
+of new consumers without a server group runs those same statements inside
+one function call instead (``scheduler.db.claim_routine``: one round
+trip); every other claim, and every claim when the function is missing,
+takes the transaction described here.
 
 Every writer here locks the providers it changes with the one lock,
 ``Change.lock_providers`` (``scheduler.db.changes``: lock order providers
