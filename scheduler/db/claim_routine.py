@@ -109,30 +109,34 @@ def _plpgsql(statement, variables):
     return text.replace('%%', '%')
 
 
-def _one_row():
-    """The claim's condition on one (provider, class) row, the rule of
-    ``scheduler.model.fit.sql_fits`` as ``claims._take`` applies it to
-    every row at once, and the amount it takes."""
+def _row_and_fit():
+    """The claim's conditions on one (provider, class) row: which row,
+    and the rule of ``scheduler.model.fit.sql_fits`` (as ``claims._take``
+    applies it to every row at once); and the amount it takes."""
     def value(name):
         return sa.bindparam(name, type_=sa.BigInteger)
     amount = value('a')
-    return sa.and_(
+    row = sa.and_(
         _INV.c.provider_id == sa.bindparam('p', type_=sa.Integer),
-        _INV.c.resource_class == sa.bindparam('rc', type_=sa.String),
-        fit.sql_fits(_INV, amount, (value('lo'), value('hi'),
-                                    value('g')))), amount
+        _INV.c.resource_class == sa.bindparam('rc', type_=sa.String))
+    fits = fit.sql_fits(_INV, amount, (value('lo'), value('hi'),
+                                       value('g')))
+    return row, fits, amount
 
 
-def _take_statement(sign=1):
-    """Take the amount from the row if it fits; with ``sign`` -1, give it
-    back (no condition: undoing this transaction's own take)."""
-    condition, amount = _one_row()
-    if sign < 0:
-        return (sa.update(_INV).where(condition.clauses[0],
-                                      condition.clauses[1])
-                .values(claimed=_INV.c.claimed - amount))
-    return (sa.update(_INV).where(condition)
+def _take_statement():
+    """Take the amount from the row if it fits."""
+    row, fits, amount = _row_and_fit()
+    return (sa.update(_INV).where(row, fits)
             .values(claimed=_INV.c.claimed + amount))
+
+
+def _give_back_statement():
+    """Give the amount back to the row (undoing this transaction's own
+    take: no condition)."""
+    row, _, amount = _row_and_fit()
+    return sa.update(_INV).where(row).values(
+        claimed=_INV.c.claimed - amount)
 
 
 def _body():
@@ -141,7 +145,7 @@ def _body():
     row = {'p': '_p[i_]', 'rc': '_rc[i_]', 'a': '_a[i_]', 'lo': '_lo[i_]',
            'hi': '_hi[i_]', 'g': '_g[i_]'}
     take = _plpgsql(_take_statement(), row)
-    give_back = _plpgsql(_take_statement(-1), dict(
+    give_back = _plpgsql(_give_back_statement(), dict(
         row, p='_p[j_]', rc='_rc[j_]', a='_a[j_]'))
     unlock = _plpgsql(changes.unlock_statement(), {'ids': '_ids'})
     stamp = _plpgsql(changes.stamp_statement(),
@@ -254,10 +258,9 @@ def claim(database, ids, consumers, pairs, rows, now):
     """Claim on providers ``ids`` for ``consumers``: ``pairs`` are the
     conditional UPDATE's (provider, class, amount, smallest, largest,
     gcd) rows, ``rows`` the allocations' (consumer, provider, class,
-    amount). Returns the feed's new value of the stripe it stamped, or
-    None if the function is missing (the caller claims the long way,
-    ``usable`` is False from then on). Raises ``Gone``, ``Held`` or
-    ``DidNotFit``."""
+    amount). True once written; False if the function is missing (the
+    caller claims the long way, ``usable`` is False from then on).
+    Raises ``Gone``, ``Held`` or ``DidNotFit``, having written nothing."""
     params = {
         'ids': sorted(ids), 'consumers': sorted(consumers),
         'p': [r[0] for r in pairs], 'rc': [r[1] for r in pairs],
@@ -268,16 +271,16 @@ def claim(database, ids, consumers, pairs, rows, now):
         'now': now, 'stripe': changes.draw_stripe()}
     try:
         with database.autocommit() as connection:
-            stamped = connection.exec_driver_sql(_CALL, params).scalar()
+            answer = connection.exec_driver_sql(_CALL, params).scalar()
     except db_exc.DBError as exc:
         if _sqlstate(exc) != '42883':  # undefined_function: dropped since
             raise
         _PRESENT[database] = False
         _warn_missing()
-        return None
-    if stamped in _RAISED:
-        raise _RAISED[stamped]()
-    return stamped
+        return False
+    if answer in _RAISED:
+        raise _RAISED[answer]()
+    return True
 
 
 def _sqlstate(exc):

@@ -206,7 +206,7 @@ def _claim_by_routine(db, claims, now):
     claimed = {c.provider_id for c in claims}
     per_provider = _per_provider(claims)
     try:
-        stamped = claim_routine.claim(
+        return claim_routine.claim(
             db, claimed, {c.consumer_uuid for c in claims},
             _take_pairs(per_provider, claims),
             [(c.consumer_uuid, c.provider_id, rc, amount)
@@ -220,7 +220,6 @@ def _claim_by_routine(db, claims, now):
         with db.reader() as session:
             _check_exist(session, claimed)
         return False  # back since: the long way decides
-    return stamped is not None
 
 
 class _HoldsClaims(Exception):
