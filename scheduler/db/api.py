@@ -77,6 +77,7 @@ class Database:
         self._tx.configure(**options)
         self._local = threading.local()
         self.is_sqlite = self.url.startswith('sqlite')
+        self.is_postgresql = self.engine.dialect.name == 'postgresql'
         self._writer_lock = (_sqlite_writer_lock(self.url) if self.is_sqlite
                              else contextlib.nullcontext())
         # see scheduler.db.changes
@@ -191,10 +192,6 @@ class Database:
             return
         with self.engine.connect() as connection:
             yield connection
-
-    @property
-    def is_postgresql(self):
-        return self.engine.dialect.name == 'postgresql'
 
     @contextlib.contextmanager
     def autocommit(self):

@@ -318,6 +318,7 @@ _STORED_INVENTORIES = sa.select(
     INV.c.provider_id, INV.c.resource_class,
     *[INV.c[k] for k in _INVENTORY_COLUMNS]).where(
     INV.c.provider_id.in_(sa.bindparam('ids', expanding=True)))
+_STORED_INVENTORIES_LOCKED = _STORED_INVENTORIES.with_for_update()
 
 
 def _stored_inventories(session):
@@ -327,7 +328,7 @@ def _stored_inventories(session):
     providers' lock, so there it is a locking (current) read, in the
     lock order (providers, then their inventories)."""
     if db_api.dialect_of(session).name == 'mysql':
-        return _STORED_INVENTORIES.with_for_update()
+        return _STORED_INVENTORIES_LOCKED
     return _STORED_INVENTORIES
 
 

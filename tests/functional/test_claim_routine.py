@@ -95,7 +95,7 @@ def test_a_claim_writes_usage_allocations_generation_and_stamp(database):
     assert sorted(after['allocations']) == sorted(
         (c.consumer_uuid, c.provider_id, rc, amount)
         for c in wanted for rc, amount in c.resources.items())
-    if backend_is_postgresql(database):
+    if database.is_postgresql:
         assert claim_routine.usable(database)
 
 
@@ -140,7 +140,3 @@ def test_a_claim_on_a_provider_that_is_gone_names_it(database, caplog):
                                  'resource_class': '(deleted)'}
     assert _state(database) == before
     assert _quiet(caplog) == []
-
-
-def backend_is_postgresql(database):
-    return database.engine.dialect.name == 'postgresql'
