@@ -148,12 +148,14 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
     """
     now = now or timeutils.utcnow()
     stamped = [(node, report_time(node, now)) for node in nodes]
-    skipped, todo = _skip_unchanged(db, stamped, ratio_defaults, fresh_for)
+    skipped, todo, read = _skip_unchanged(db, stamped, ratio_defaults,
+                                          fresh_for)
     if not todo:
         return 0, skipped
     try:
         with changes.write(db) as change:
-            written = _record_all(db, change, todo, ratio_defaults, now)
+            written = _record_all(db, change, todo, ratio_defaults, now,
+                                  read)
             change.left_to_poller = True
             return len(written), skipped
     except db_exc.DBDuplicateEntry:
@@ -165,16 +167,36 @@ _INVENTORY_KEYS = ('total', 'reserved', 'min_unit', 'max_unit',
                    'step_size', 'reported_ratio', 'reported_used')
 
 
+class _Read:
+    """What was stored before the write began, read without a lock:
+    ``rows`` the providers by (host, nodename), ``inventories`` their
+    inventory rows by provider id and class."""
+
+    def __init__(self, rows, inventories):
+        self.rows = rows
+        self.inventories = inventories
+
+    def still_current(self, locked):
+        """The providers (ids) whose inventories read here are still the
+        stored ones: ``locked`` maps the providers locked to the generation
+        the lock gave them, and every write of a provider or its inventories
+        bumps it once, under that lock; so a lock that moved it by one
+        found nothing written since this read."""
+        return {row.id for row in self.rows.values()
+                if locked.get(row.id) == row.generation + 1}
+
+
 def _skip_unchanged(db, stamped, ratio_defaults, fresh_for):
-    """Split reports into (how many are unchanged, the others to write):
-    unchanged means repeating what is stored, stored recently enough
-    (older ones are left to ``_record``, which ignores them). One
-    read for the batch on a Core connection (no ORM session; autocommit on
-    PostgreSQL), no lock: a report of one host is never written
-    concurrently with another of the same host by this worker, and one of
-    another worker would be as old as the stored one."""
+    """Split reports into (how many are unchanged, the others to write,
+    a ``_Read`` of what is stored or None): unchanged means repeating what
+    is stored, stored recently enough (older ones are left to
+    ``_record_all``, which ignores them). One read for the batch on a Core
+    connection (no ORM session; autocommit on PostgreSQL), no lock: a
+    report of one host is never written concurrently with another of the
+    same host by this worker, and one of another worker would be as old as
+    the stored one. The write reuses the read (``_Read.still_current``)."""
     if fresh_for is None or not stamped:
-        return 0, stamped
+        return 0, stamped, None
     with db.connection() as session:
         stored = {(r.host, r.nodename): r for r in session.execute(
             sa.select(P).where(P.c.host.in_({n.host for n, _ in stamped})))}
@@ -194,7 +216,7 @@ def _skip_unchanged(db, stamped, ratio_defaults, fresh_for):
             skipped += 1
         else:
             todo.append((node, reported_at))
-    return skipped, todo
+    return skipped, todo, _Read(stored, inventories)
 
 
 def _same(row, stored_inventories, node, ratio_defaults):
@@ -214,29 +236,34 @@ def _same(row, stored_inventories, node, ratio_defaults):
                for rc in wanted for key in _INVENTORY_KEYS)
 
 
-def _record_all(db, change, todo, ratio_defaults, now):
+def _record_all(db, change, todo, ratio_defaults, now, read=None):
     """Write the reports of a batch; the ids of the providers written.
 
     A bounded number of statements for the batch (the providers' ids and
-    stored report times, their lock, the aggregates' ratio overrides, one
-    executemany each for the providers and inventories already stored,
-    one multi-row INSERT each for new providers and their inventories).
+    stored report times unless ``read`` has them, their lock, the
+    aggregates' ratio overrides, one statement each for the providers and
+    inventories already stored (``_RowsUpdate``), one multi-row INSERT
+    each for new providers and their inventories).
     Reports older than the stored one are ignored, and their providers
     are not locked: a lock bumps the generation, which moves only with a
-    change. Every provider locked is recorded in the feed.
+    change. Every provider locked is recorded in the feed. ``read``: what
+    ``_skip_unchanged`` read, if it did (no second read of the providers,
+    and of the inventories of providers nobody wrote since).
     """
     session = change.session
     hosts = sorted({node.host for node, _ in todo})
     # Lock rows by primary key only, once they are known to exist: on
     # MySQL/MariaDB a locking read of a missing row takes a gap lock, and
     # workers inserting different new hosts deadlock on each other's gaps.
-    found = {(r.host, r.nodename): r for r in session.execute(
-        sa.select(P.c.id, P.c.host, P.c.nodename, P.c.reported_at)
-        .where(P.c.host.in_(hosts)))}
+    found = read.rows if read is not None else {
+        (r.host, r.nodename): r for r in session.execute(
+            sa.select(P.c.id, P.c.host, P.c.nodename, P.c.reported_at)
+            .where(P.c.host.in_(hosts)))}
     newer = {found[(node.host, node.nodename)].id for node, at in todo
              if _is_newer(at, found.get((node.host, node.nodename)))}
-    stored = dict(change.lock_providers(
-        newer, columns=('reported_at',)).rows)
+    locked = change.lock_providers(
+        newer, columns=('reported_at', 'generation')).rows
+    stored = {row.id: row.reported_at for row in locked}
     change.providers(stored)
     overrides = ratios.overrides(db, session, hosts)
     new, updates = [], []
@@ -251,7 +278,11 @@ def _record_all(db, change, todo, ratio_defaults, now):
             updates.append((row.id, node, reported_at))
     changed = _insert_new(session, new, ratio_defaults, overrides, now)
     change.providers(changed)
-    _update_existing(session, updates, ratio_defaults, overrides)
+    known = {} if read is None else {
+        provider_id: read.inventories.get(provider_id, {})
+        for provider_id in read.still_current(
+            {row.id: row.generation for row in locked})}
+    _update_existing(session, updates, ratio_defaults, overrides, known)
     return changed + [provider_id for provider_id, _, _ in updates]
 
 
@@ -300,18 +331,62 @@ _B = sa.bindparam
 _INVENTORY_COLUMNS = ('total', 'reserved', 'min_unit', 'max_unit',
                       'step_size', 'allocation_ratio', 'reported_ratio',
                       'capacity', 'reported_used')
+
+
+class _RowsUpdate:
+    """One UPDATE of many rows of ``table``, each found by its ``keys``
+    columns and given its ``values`` (column name -> what to set, from the
+    row's value: a SQL expression of it).
+
+    ``run(session, rows)`` takes dicts keyed by column name. On PostgreSQL
+    it is one statement whatever the number of rows, the rows' values
+    passed as one array per column and joined back with ``unnest``: parsed
+    and planned once, where psycopg2's pages of an executemany are parsed
+    and planned row by row. Elsewhere it is an executemany.
+    """
+
+    def __init__(self, table, keys, values):
+        from sqlalchemy.dialects import postgresql
+        self.names = list(keys) + list(values)
+        self.executemany = sa.update(table).where(*[
+            table.c[k] == _B(k + '_', type_=table.c[k].type)
+            for k in keys]).values(**{
+                k: value(_B(k + '_', type_=table.c[k].type))
+                for k, value in values.items()})
+        rows = sa.func.unnest(*[
+            sa.cast(_B(name + '_'), postgresql.ARRAY(table.c[name].type))
+            for name in self.names]).table_valued(
+                *self.names).render_derived()
+        self.unnest = sa.update(table).where(*[
+            table.c[k] == rows.c[k] for k in keys]).values(**{
+                k: value(rows.c[k]) for k, value in values.items()})
+
+    def run(self, session, rows):
+        if db_api.dialect_of(session).name == 'postgresql':
+            session.execute(self.unnest, {
+                name + '_': [row[name] for row in rows]
+                for name in self.names})
+        else:
+            session.execute(self.executemany, [
+                {name + '_': row[name] for name in self.names}
+                for row in rows])
+
+
+def _as_reported(value):
+    return value
+
+
 # the provider is locked (and its generation bumped) by the lock first
-_UPDATE_PROVIDER = sa.update(P).where(P.c.id == _B('b_id')).values(
-    disabled=_B('b_disabled'),
-    availability_zone=_B('b_zone'), reported_at=_B('b_reported_at'),
-    attributes=_B('b_attributes'), kind=_B('b_kind'),
+_UPDATE_PROVIDERS = _RowsUpdate(P, ('id',), {
+    'disabled': _as_reported, 'availability_zone': _as_reported,
+    'reported_at': _as_reported, 'attributes': _as_reported,
+    'kind': _as_reported,
     # a report without the count keeps the stored one
-    failed_builds=sa.func.coalesce(_B('b_failed', type_=sa.Integer),
-                                   P.c.failed_builds))
-_UPDATE_INVENTORY = sa.update(INV).where(
-    INV.c.provider_id == _B('b_provider'),
-    INV.c.resource_class == _B('b_class')).values(
-    **{name: _B('b_' + name) for name in _INVENTORY_COLUMNS})
+    'failed_builds': lambda value: sa.func.coalesce(value,
+                                                    P.c.failed_builds)})
+_UPDATE_INVENTORIES = _RowsUpdate(
+    INV, ('provider_id', 'resource_class'),
+    dict.fromkeys(_INVENTORY_COLUMNS, _as_reported))
 
 
 _STORED_INVENTORIES = sa.select(
@@ -332,49 +407,56 @@ def _stored_inventories(session):
     return _STORED_INVENTORIES
 
 
-def _update_existing(session, updates, ratio_defaults, overrides):
-    """Reports of providers already stored (and locked): one executemany
+def _update_existing(session, updates, ratio_defaults, overrides, known):
+    """Reports of providers already stored (and locked): one statement
     for the providers, one for their inventories (those of classes no
     longer reported are withdrawn: ``_WITHDRAWN``), and inserts for
-    inventories of classes they did not report before."""
+    inventories of classes they did not report before. ``known``: the
+    stored inventory rows (by class) of providers read before the lock
+    and unchanged since; the others' are read under the lock."""
     if not updates:
         return
     providers, inventories = [], {}
     for provider_id, node, reported_at in updates:
         providers.append({
-            'b_id': provider_id, 'b_disabled': bool(node.disabled),
-            'b_zone': node.get('availability_zone'),
-            'b_reported_at': reported_at, 'b_attributes': _attributes(node),
-            'b_kind': _kind(node),
-            'b_failed': _failed_builds(node).get('failed_builds')})
+            'id': provider_id, 'disabled': bool(node.disabled),
+            'availability_zone': node.get('availability_zone'),
+            'reported_at': reported_at, 'attributes': _attributes(node),
+            'kind': _kind(node),
+            'failed_builds': _failed_builds(node).get('failed_builds')})
         rows = inventories_from_node(node, ratio_defaults)
         ratios.apply_overrides(rows, overrides.get(node.host, {}))
         for rc, inv in rows.items():
             inventories[(provider_id, rc)] = inv
-    session.execute(_UPDATE_PROVIDER, providers)
-    stored = {(row.provider_id, row.resource_class): row
-              for row in session.execute(_stored_inventories(session), {
-                  'ids': [u[0] for u in updates]})}
+    _UPDATE_PROVIDERS.run(session, providers)
+    stored = {(p, rc): row for p, _, _ in updates if p in known
+              for rc, row in known[p].items()}
+    unknown = [p for p, _, _ in updates if p not in known]
+    if unknown:
+        stored.update(
+            ((row.provider_id, row.resource_class), row)
+            for row in session.execute(_stored_inventories(session),
+                                       {'ids': unknown}))
     # a row the report repeats is not written (a tracker's usage moves
     # less often than its workload and stats): read under the providers'
-    # locks, the stored row is the latest (``_stored_inventories``)
-    present = [{'b_provider': p, 'b_class': rc,
-                **{'b_' + k: inv[k] for k in _INVENTORY_COLUMNS}}
+    # locks, or before them and unchanged since, the stored row is the
+    # latest (``_stored_inventories``)
+    present = [{'provider_id': p, 'resource_class': rc,
+                **{k: inv[k] for k in _INVENTORY_COLUMNS}}
                for (p, rc), inv in sorted(inventories.items())
                if (p, rc) in stored and any(
                    getattr(stored[(p, rc)], k) != inv[k]
                    for k in _INVENTORY_COLUMNS)]
     # classes a tracker stopped reporting (no more dedicated CPUs, a
     # generic class dropped): nothing left to claim, claims kept
-    present += [{'b_provider': p, 'b_class': rc,
-                 **{'b_' + k: v for k, v in _WITHDRAWN.items()}}
+    present += [{'provider_id': p, 'resource_class': rc, **_WITHDRAWN}
                 for (p, rc), row in sorted(stored.items())
                 if (p, rc) not in inventories and not _is_withdrawn(row)]
     missing = [dict(inv, provider_id=p, claimed=0)
                for (p, rc), inv in sorted(inventories.items())
                if (p, rc) not in stored]
     if present:
-        session.execute(_UPDATE_INVENTORY, present)
+        _UPDATE_INVENTORIES.run(session, present)
     if missing:
         session.execute(sa.insert(INV), missing)
 

@@ -1,0 +1,145 @@
+"""Issue 22: a batch of tracker reports in few statements, never stale.
+
+``scheduler.db.providers.absorb_reports`` reads what is stored once, without
+a lock, to skip the reports that change nothing; the write that follows
+reuses that read for the providers no one wrote since (their generation
+moved by the write's own lock only) and reads the others again under the
+lock. On each database:
+
+* a batch of changed reports of stored hosts reads the inventories once,
+  and on PostgreSQL updates all their rows in one statement per table;
+* a report whose host was written between that read and the lock (a
+  report of a moment before, a claim) still leaves exactly what it says;
+* a batch mixing both kinds leaves what each report says.
+"""
+
+import datetime
+
+import pytest
+import sqlalchemy as sa
+from oslo_utils import uuidutils
+
+from scheduler import objects
+from scheduler.db import claims
+from scheduler.db import providers as db_providers
+from scheduler.model import resource_classes as rcs
+from tests.functional import databases
+
+RATIOS = {rcs.VCPU: 1.0, rcs.MEMORY_MB: 1.0, rcs.DISK_GB: 1.0}
+FRESH_FOR = 60.0
+
+pytestmark = pytest.mark.parametrize('backend', databases.BACKENDS)
+
+
+def _node(host, second, vcpus=8, used=0, beat=0):
+    return objects.ComputeNode.from_stats(host, host, {
+        'vcpus': vcpus, 'memory_mb': 8192, 'local_gb': 100,
+        'vcpus_used': used, 'stats': {'beat': str(beat)},
+        'updated_at': datetime.datetime(2026, 1, 1, 0, 0, second,
+                                        tzinfo=datetime.timezone.utc)})
+
+
+def _absorb(db, nodes):
+    return db_providers.absorb_reports(db, nodes, RATIOS,
+                                       fresh_for=FRESH_FOR)
+
+
+def _inventory(db, host, rc=rcs.VCPU):
+    [stored] = [p for p in db_providers.list_providers(db)
+                if p['host'] == host]
+    return stored['inventories'][rc]
+
+
+def _vcpu(db, host):
+    inventory = _inventory(db, host)
+    return inventory['total'], inventory['reported_used']
+
+
+class _Statements:
+    """The statements the engine of ``db`` sends, as (verb, table)."""
+
+    def __init__(self, db):
+        self.seen = []
+        self._engine = db.engine
+
+    def _count(self, conn, cursor, statement, *args):
+        words = statement.replace('(', ' ').split() + ['']
+        verb = words[0]
+        if verb == 'WITH':      # PostgreSQL's stamp: the UPDATE after a CTE
+            verb = 'UPDATE'
+            words = words[len(words) - words[::-1].index('UPDATE') - 1:]
+        if verb == 'SELECT':
+            table = words[words.index('FROM') + 1] if 'FROM' in words else ''
+        else:
+            table = words[2] if verb == 'INSERT' else words[1]
+        self.seen.append((verb, table))
+
+    def __enter__(self):
+        sa.event.listen(self._engine, 'before_cursor_execute', self._count)
+        return self
+
+    def __exit__(self, *exc):
+        sa.event.remove(self._engine, 'before_cursor_execute', self._count)
+
+    def count(self, verb, table):
+        return self.seen.count((verb, table))
+
+
+def test_a_batch_of_changed_reports_reads_inventories_once(database):
+    hosts = ['rw-%02d' % i for i in range(12)]
+    assert _absorb(database, [_node(h, 0) for h in hosts]) == (12, 0)
+    with _Statements(database) as sent:
+        assert _absorb(database, [_node(h, 10, used=i % 3, beat=1)
+                                  for i, h in enumerate(hosts)]) == (12, 0)
+    assert sent.count('SELECT', 'inventories') == 1, sent.seen
+    if database.is_postgresql:
+        # the lock, the providers, their inventories, the stamp
+        assert sent.count('UPDATE', 'providers') == 3, sent.seen
+        assert sent.count('UPDATE', 'inventories') == 1, sent.seen
+    for i, host in enumerate(hosts):
+        assert _vcpu(database, host) == (8, i % 3)
+
+
+def _written_meanwhile(monkeypatch, write):
+    """Run ``write`` once, between the unlocked read of the next batch
+    and its write."""
+    read = db_providers._skip_unchanged
+
+    def read_then_write(*args):
+        answer = read(*args)
+        monkeypatch.setattr(db_providers, '_skip_unchanged', read)
+        write()
+        return answer
+    monkeypatch.setattr(db_providers, '_skip_unchanged', read_then_write)
+
+
+def test_a_report_of_a_host_written_since_the_read_is_not_lost(
+        database, monkeypatch):
+    """Stored: 8 VCPUs. A report of second 20 says 8 again (and a new
+    beat, so it is written); between its read and its lock, a report of
+    second 10 says 4. The report of second 20 is the newest: 8 stays."""
+    _absorb(database, [_node('h1', 0), _node('h2', 0)])
+    _written_meanwhile(monkeypatch, lambda: _absorb(
+        database, [_node('h1', 10, vcpus=4)]))
+    with _Statements(database) as sent:
+        assert _absorb(database, [_node('h1', 20, beat=2),
+                                  _node('h2', 20, vcpus=6)]) == (2, 0)
+    assert _vcpu(database, 'h1') == (8, 0)
+    assert _vcpu(database, 'h2') == (6, 0)
+    # the unlocked read, then the locked one of h1 alone (and the
+    # meanwhile write's own)
+    assert sent.count('SELECT', 'inventories') >= 2, sent.seen
+
+
+def test_a_claim_since_the_read_is_kept(database, monkeypatch):
+    """A claim between the read and the lock moves the generation: the
+    write reads the inventories again, writes what the report changed and
+    keeps the claim's usage."""
+    [provider] = [db_providers.find_provider(database, 'h1')['id']
+                  for _ in [_absorb(database, [_node('h1', 0)])]]
+    _written_meanwhile(monkeypatch, lambda: claims.claim_resources(
+        database, [claims.Claim(uuidutils.generate_uuid(), provider,
+                                {rcs.VCPU: 1})]))
+    assert _absorb(database, [_node('h1', 10, used=1, beat=1)]) == (1, 0)
+    assert _vcpu(database, 'h1') == (8, 1)
+    assert _inventory(database, 'h1')['claimed'] == 1
