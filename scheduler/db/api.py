@@ -30,6 +30,7 @@ already skips that ROLLBACK itself.
 """
 
 import contextlib
+import functools
 import os
 import threading
 
@@ -109,8 +110,11 @@ class Database:
         with self._local_writes_lock:
             self.local_writes += 1
 
-    @property
+    @functools.cached_property
     def engine(self):
+        """The pool's engine: oslo.db starts it once and keeps it (a new
+        process disposes its pool, not the engine), so it is asked for
+        once, not on every connection (the facade clones itself per ask)."""
         return self._tx.writer.get_engine()
 
     def _prepare_sqlite(self, engine):

@@ -181,7 +181,11 @@ class _Read:
         stored ones: ``locked`` maps the providers locked to the generation
         the lock gave them, and every write of a provider or its inventories
         bumps it once, under that lock; so a lock that moved it by one
-        found nothing written since this read."""
+        found nothing written since this read. The providers were read
+        before their inventories (in autocommit on PostgreSQL, each its
+        own snapshot), so the inventories are never older than the
+        generation: a write between the two reads makes the lock move it
+        by two, and the inventories are read again."""
         return {row.id for row in self.rows.values()
                 if locked.get(row.id) == row.generation + 1}
 
