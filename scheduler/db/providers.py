@@ -22,6 +22,7 @@ import json
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
+from sqlalchemy.dialects import postgresql
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
@@ -147,7 +148,8 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
     writes every report.
     """
     now = now or timeutils.utcnow()
-    stamped = [(node, report_time(node, now)) for node in nodes]
+    stamped = _newest_per_node((node, report_time(node, now))
+                               for node in nodes)
     skipped, todo, read = _skip_unchanged(db, stamped, ratio_defaults,
                                           fresh_for)
     if not todo:
@@ -160,6 +162,18 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
             return len(written), skipped
     except db_exc.DBDuplicateEntry:
         raise db_exc.RetryRequest(db_exc.DBDuplicateEntry())
+
+
+def _newest_per_node(stamped):
+    """One (report, time) per (host, nodename): the newest, the later one
+    of the batch on a tie. A batch's statements then touch each row once
+    (an UPDATE joined to two rows of one provider would apply either)."""
+    newest = {}
+    for node, at in stamped:
+        key = (node.host, node.nodename)
+        if key not in newest or at >= newest[key][1]:
+            newest[key] = (node, at)
+    return list(newest.values())
 
 
 # what a report must repeat, per inventory, to change nothing
@@ -350,7 +364,6 @@ class _RowsUpdate:
     """
 
     def __init__(self, table, keys, values):
-        from sqlalchemy.dialects import postgresql
         self.names = list(keys) + list(values)
         self.executemany = sa.update(table).where(*[
             table.c[k] == _B(k + '_', type_=table.c[k].type)

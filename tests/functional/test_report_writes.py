@@ -10,7 +10,7 @@ lock. On each database:
   and on PostgreSQL updates all their rows in one statement per table;
 * a report whose host was written between that read and the lock (a
   report of a moment before, a claim) still leaves exactly what it says;
-* a batch mixing both kinds leaves what each report says.
+* two reports of one host in a batch leave the newest.
 """
 
 import datetime
@@ -143,3 +143,14 @@ def test_a_claim_since_the_read_is_kept(database, monkeypatch):
     assert _absorb(database, [_node('h1', 10, used=1, beat=1)]) == (1, 0)
     assert _vcpu(database, 'h1') == (8, 1)
     assert _inventory(database, 'h1')['claimed'] == 1
+
+
+@pytest.mark.parametrize('order', ['newest-last', 'newest-first'])
+def test_two_reports_of_one_host_in_a_batch_leave_the_newest(database, order):
+    _absorb(database, [_node('h1', 0)])
+    reports = [_node('h1', 10, vcpus=4, beat=1), _node('h1', 20, vcpus=6,
+                                                       beat=2)]
+    if order == 'newest-first':
+        reports.reverse()
+    assert _absorb(database, reports) == (1, 0)
+    assert _vcpu(database, 'h1') == (6, 0)
