@@ -93,8 +93,6 @@ class Worker(cotyledon.Service):
         self.server.start()
         self.heartbeat = heartbeat.start(self.conf, self.endpoint,
                                          self.index)
-        if self.readiness is not None:
-            self.readiness.serving(self.index)
         if self.serves == messaging.SERVES_REPORTS:
             LOG.info('Report worker %d (pid %d) serving topic %s',
                      self.index, os.getpid(),
@@ -103,6 +101,10 @@ class Worker(cotyledon.Service):
             LOG.info('Worker %d (pid %d) serving topic %s with %d hosts',
                      self.index, os.getpid(), self.conf.scheduler.topic,
                      self.endpoint.host_cache.table.size)
+        # after the line: a reload replaces the next worker once this one
+        # says it serves, and its log then shows that order
+        if self.readiness is not None:
+            self.readiness.serving(self.index)
 
     def terminate(self):
         LOG.info('Worker %d stopping; finishing in-flight requests',
