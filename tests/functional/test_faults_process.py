@@ -94,7 +94,11 @@ def test_worker_sigkill_under_load(server, summary_line):
     assert all(kind in fault_load.EXPECTED for kind, _ in load.unexpected())
     assert max(waits, default=0) < FAIL_FAST
     assert load.first_success_after(killed) is not None
-    assert abandoned not in orphans
+    # the abandoned call (a 1 ms timeout) is refused by a worker that takes
+    # it after its caller gave up (late_ack.caller_gave_up); one taken
+    # within that millisecond and answered at once cannot tell, and its
+    # claim is an orphan like the dead worker's: released by the sweep
+    # above, as every orphan is (it was both ways in this suite's runs)
     # no orphan left, nothing a caller got was released, no overcommit
     assert fault_load.audit(server, load) == []
 
