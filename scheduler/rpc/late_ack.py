@@ -7,7 +7,10 @@ any endpoint runs (``RpcAMQPListener.__call__``, oslo.messaging bug
 worker that dies (SIGKILL, OOM) loses every message it had read: its
 callers wait for their call monitor, its reports are gone.
 
-``LateAckServer`` moves the acknowledgement after the answer:
+The servers here read their messages through a ``ConsumerLoop``
+(``scheduler.rpc.consumer_loop``: the rabbit driver's connection without
+its poll loop) and hand each to a thread of their own, and acknowledge
+it after the answer:
 
 * a **call** is acknowledged once its reply was sent. If the worker dies
   first, its channel closes and the broker hands the call, unchanged, to
@@ -29,37 +32,50 @@ callers wait for their call monitor, its reports are gone.
   an error line instead, so a message that cannot be handled is never
   redelivered forever. Any other exception is logged and the message
   acknowledged, as oslo.messaging does.
-* a message read after the server stopped polling is left
+* a message read after the server stopped consuming is left
   unacknowledged: the broker gives it to another worker when the channel
-  closes (``scheduler.rpc.messaging.Servers.stop``).
+  closes (``stop``, then ``wait``).
 * the broker pushes a server at most as many unacknowledged messages as
   it has threads (the channel's prefetch): a worker holds no backlog
   that would wait on it, and that it would take down with it.
 
+A reply leaves through the loop's own connection (published by its
+thread, confirmed by the broker, before the message's acknowledgement);
+if that fails (the connection is being re-established, the caller's
+reply queue is missing), it is sent as oslo.messaging sends it: over a
+pooled connection, retried while the queue is missing for up to
+``[oslo_messaging_rabbit] kombu_missing_consumer_retry_timeout``
+seconds.
+
 ``ReportServer`` is the report topic's: a report is acknowledged only
 once ``update_resource_stats`` has seen it committed, and
-``ReportNotStored`` requeues it once. With the rabbit driver the topic is
-served in batches by its subclass ``scheduler.rpc.report_batches.
-ReportBatchServer`` (a server's ``batch``: what one poll gathers).
-``CallServer`` is the decision topic's.
+``ReportNotStored`` requeues it once. ``scheduler.rpc.report_batches.
+ReportBatchServer`` serves the topic in batches. ``CallServer`` is the
+decision topic's.
 
 Only the rabbit driver (kombu, including the in-memory transport of the
-unit tests) is adapted; with another driver a server behaves as a plain
-``RPCServer`` and says so at start-up.
+simulator and the unit tests) is served this way; with another driver,
+``scheduler.rpc.messaging`` uses a plain ``RPCServer``, which
+acknowledges on arrival, and says so at start-up.
 """
 
 import collections
 import datetime
+import sys
 import threading
 import time
+import uuid
+from concurrent import futures
 
+import oslo_messaging
 from oslo_log import log as logging
-from oslo_messaging._drivers import amqpdriver
+from oslo_messaging._drivers import amqp as rpc_amqp
+from oslo_messaging._drivers import common as rpc_common
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
-from oslo_messaging.rpc import server as rpc_server
 from oslo_utils import timeutils
 
 from scheduler import exception
+from scheduler.rpc import consumer_loop
 
 LOG = logging.getLogger(__name__)
 
@@ -72,44 +88,60 @@ REQUEUED_REMEMBERED = 10000
 # seconds between a reply's last write and the latest it can reach its
 # caller (``replied_too_late``)
 REPLY_MARGIN = 2.0
+# seconds a reply waits for the loop's thread before it is sent over a
+# pooled connection instead (the loop is re-establishing its connection)
+REPLY_WAIT = 5.0
+# seconds ``stop`` waits for the broker to cancel the consumers
+STOP_WAIT = 5.0
+# seconds between two tries of a reply whose queue is missing
+REPLY_RETRY = 0.25
 
 
-class LateAckMessage(amqpdriver.NotificationAMQPIncomingMessage):
-    """``acknowledge`` is a no-op, as for oslo.messaging's own RPC
-    messages (``RPCServer`` calls it before dispatching); ``settle``
-    acknowledges to the broker, from the consumer's thread. ``received``
-    and ``replied`` are this worker's monotonic clock when the message
-    arrived and when its reply was out (None before)."""
+class Inbound:
+    """One message a server took, as oslo.messaging's dispatcher reads
+    an incoming message: ``ctxt``, ``message`` (the method, its version
+    and arguments; the driver's ``RabbitMessage``), ``msg_id`` and
+    ``reply_q`` (a call's), ``client_timeout`` (the caller's call-monitor
+    timeout), ``reply`` and ``heartbeat``. ``received`` and ``replied``
+    are this worker's monotonic clock when it arrived and when its
+    reply was out (None before)."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    __slots__ = ('server', 'message', 'ctxt', 'msg_id', 'reply_q',
+                 'client_timeout', 'unique_id', 'received', 'replied',
+                 'requeued')
+
+    def __init__(self, server, message):
+        self.server = server
+        self.message = message
+        # the envelope's keys (oslo.messaging's rpc_amqp.unpack_context)
+        self.ctxt = {key[9:]: message.pop(key) for key in
+                     [k for k in message if k.startswith('_context_')]}
+        self.msg_id = message.pop('_msg_id', None)
+        self.reply_q = message.pop('_reply_q', None)
+        self.client_timeout = message.pop('_timeout', None)
+        self.unique_id = message.pop(rpc_amqp.UNIQUE_ID, None)
         self.received = time.monotonic()
         self.replied = None
+        self.requeued = False
 
-    def reply(self, *args, **kwargs):
-        try:
-            return super().reply(*args, **kwargs)
-        finally:
+    def reply(self, reply=None, failure=None):
+        if self.msg_id:
+            self.server.send_reply(self, reply, failure)
             self.replied = time.monotonic()
 
+    def heartbeat(self):
+        self.server.send_reply(self, None, None, ending=False)
+
     def acknowledge(self):
-        pass
+        """Nothing: ``settle`` acknowledges, once the message is
+        handled."""
 
     def settle(self):
-        super().acknowledge()
+        self.server.loop.run_soon(self.message.acknowledge)
 
-
-class _LateAckListener(amqpdriver.RpcAMQPListener):
-    """Hands messages over unacknowledged, and only while its server
-    polls. No duplicate cache: a requeued message must be delivered
-    again."""
-
-    message_cls = LateAckMessage
-    use_cache = False
-
-    def __call__(self, message):
-        if not self._shutdown.is_set():
-            amqpdriver.AMQPListener.__call__(self, message)
+    def requeue(self):
+        self.requeued = True
+        self.server.loop.run_soon(self.message.requeue)
 
 
 def _raw(message):
@@ -166,78 +198,101 @@ def caller_gave_up(message, now=None):
     return age > datetime.timedelta(seconds=waits)
 
 
-class LateAckServer(rpc_server.RPCServer):
-    """An ``RPCServer`` acknowledging a message once it was answered
-    (module docstring). Start it with ``start(override_pool_size=...)``
-    or with ``[DEFAULT] executor_thread_pool_size`` threads."""
+class LateAckServer:
+    """A server acknowledging a message once it was answered (module
+    docstring), with ``start(override_pool_size=...)`` threads or
+    ``[DEFAULT] executor_thread_pool_size``; ``stop`` then ``wait``."""
 
     #: threads, and unacknowledged messages the broker may push (None:
     #: ``executor_thread_pool_size``)
     pool_size = None
     #: cast exceptions whose message is requeued once
     requeue_once = ()
-    #: what one poll gathers at most: (messages, seconds); one message
-    #: for a server that handles each in a thread of its own
-    batch = (1, None)
 
-    def __init__(self, *args, release_claims=None, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, transport, target, dispatcher, release_claims=None,
+                 executor=None):
+        self.transport = transport
+        self.target = target
+        self.dispatcher = dispatcher
+        self.conf = transport.conf
         #: called with the ``claim_record.Written`` claims of a call
         #: answered too late (None: such claims wait for the sweep)
         self.release_claims = release_claims
+        self.loop = None
+        self.threads = None
+        self._pool = None
         self._requeued = collections.OrderedDict()
         self._requeued_lock = threading.Lock()
 
-    def _create_listener(self):
-        adapter = self.transport._listen(self._target, *self.batch)
-        listener = getattr(adapter, '_poll_style_listener', None)
-        if type(listener) is amqpdriver.RpcAMQPListener:
-            listener.__class__ = _LateAckListener
-            _bound_prefetch(listener, self.prefetch())
-        else:
-            LOG.warning('Transport driver %s: messages on topic %s are '
-                        'acknowledged before they are handled',
-                        type(listener).__name__,
-                        getattr(self._target, 'topic', None))
-        return adapter
+    # -- life cycle --------------------------------------------------------
+
+    def start(self, override_pool_size=None):
+        self.threads = (override_pool_size or self.pool_size
+                        or self.conf.executor_thread_pool_size)
+        self._pool = futures.ThreadPoolExecutor(
+            self.threads, thread_name_prefix='rpc-%s' % self.target.topic)
+        self.loop = consumer_loop.ConsumerLoop(
+            self.transport._driver, self.target, self._received,
+            self._tick, name='consumer-%s' % self.target.topic)
+        self.loop.bound_prefetch(self.prefetch())
+        self.loop.start()
 
     def prefetch(self):
         """The unacknowledged messages the broker may push: one per
-        thread (``start()`` built the thread pool just before)."""
-        return getattr(self._work_executor, '_max_workers',
-                       self.conf.executor_thread_pool_size)
+        thread."""
+        return self.threads
 
-    def _process_incoming(self, incoming):
-        message = incoming[0]
-        if not isinstance(message, LateAckMessage):
-            return super()._process_incoming(incoming)
+    def stop(self):
+        """Take no more messages: the broker gives the rest to others."""
+        if self.loop is not None:
+            self.loop.stop_consuming(STOP_WAIT)
+
+    def wait(self):
+        """Let the messages taken finish, send their replies and
+        acknowledgements, and close the connection."""
+        if self.loop is None:
+            return
+        self._pool.shutdown(wait=True)
+        self.loop.close()
+
+    # -- messages ----------------------------------------------------------
+
+    def _received(self, message):
+        """A message read by the loop (in its thread)."""
+        self._pool.submit(self._process, Inbound(self, message))
+
+    def _tick(self):
+        return None
+
+    def _process(self, message):
         try:
-            if not getattr(message, 'orig_msg_id', None):
+            if not message.msg_id:
                 self._handle_cast(message)
             elif caller_gave_up(message):
                 LOG.warning('Call %s not served: its caller gave up '
                             'before a worker took it',
                             message.message.get('method'))
             else:
-                self._serve_call(incoming)
+                self._serve_call(message)
+        except Exception:
+            LOG.exception('Exception during message handling')
         finally:
-            if not getattr(message, 'requeued', False):
+            if not message.requeued:
                 message.settle()
 
-    def _serve_call(self, incoming):
+    def _serve_call(self, message):
         """Dispatch and answer a call; if the answer went out after its
         caller stopped waiting (``replied_too_late``), the claims the
         call wrote are given back (``release_claims``), since nobody
         will build on them."""
         # a server's module: clients import this one and load no db code
         from scheduler.db import claim_record
-        message = incoming[0]
         if _redelivered(message):
             LOG.info('Call %s delivered again: the worker that took it '
                      'first stopped or died before answering',
                      message.message.get('method'))
         with claim_record.recording() as written:
-            super()._process_incoming(incoming)
+            self._answer(message)
         if not written or self.release_claims is None or \
                 not replied_too_late(message):
             return
@@ -252,6 +307,29 @@ class LateAckServer(rpc_server.RPCServer):
                     '%s', message.message.get('method'),
                     message.replied - message.received, released,
                     ', '.join(sorted({w.consumer_uuid for w in written})))
+
+    def _answer(self, message):
+        """Dispatch a call and reply with its result or its failure, as
+        oslo.messaging's ``RPCServer`` does."""
+        failure = None
+        try:
+            result = self.dispatcher.dispatch(message)
+        except rpc_dispatcher.ExpectedException as exc:
+            failure = exc.exc_info
+            LOG.debug('Expected exception during message handling (%s)',
+                      exc)
+        except Exception:
+            failure = sys.exc_info()
+            LOG.exception('Exception during message handling')
+        try:
+            if failure is None:
+                message.reply(result)
+            else:
+                message.reply(failure=failure)
+        except Exception:
+            LOG.exception('Can not send reply for message')
+        finally:
+            del failure
 
     def _handle_cast(self, message):
         try:
@@ -271,7 +349,6 @@ class LateAckServer(rpc_server.RPCServer):
         and dropped with an error line."""
         if self._first_delivery(message):
             LOG.warning('%s; the broker will deliver it again', exc)
-            message.requeued = True
             message.requeue()
             return
         LOG.error('%s; dropped, as it was delivered twice', exc)
@@ -288,19 +365,41 @@ class LateAckServer(rpc_server.RPCServer):
                 self._requeued.popitem(last=False)
         return True
 
+    # -- replies -----------------------------------------------------------
 
-def _bound_prefetch(listener, count):
-    """At most ``count`` unacknowledged messages on the listener's
-    channel, now and after every reconnection (the driver sets the QoS of
-    each new channel from this attribute)."""
-    rabbit = getattr(listener.conn, 'connection', None)
-    if rabbit is None or not count:
-        return
-    rabbit.rabbit_qos_prefetch_count = count
-    try:
-        rabbit._set_qos(rabbit.channel)
-    except Exception as exc:  # reconnecting: the new channel gets it
-        LOG.debug('Prefetch not set yet: %s', exc)
+    def send_reply(self, message, reply, failure, ending=True):
+        """Send a call's reply (``ending``) or a call-monitor heartbeat
+        (module docstring: through the loop, else a pooled connection)."""
+        if failure:
+            failure = rpc_common.serialize_remote_exception(failure)
+        body = rpc_common.serialize_msg({
+            'result': reply, 'failure': failure, 'ending': ending,
+            '_msg_id': message.msg_id, rpc_amqp.UNIQUE_ID: uuid.uuid4().hex})
+        try:
+            self.loop.call(lambda: self.loop.publish(body, message.reply_q),
+                           timeout=REPLY_WAIT)
+        except Exception as exc:
+            LOG.debug('Reply to %s through a pooled connection: %s',
+                      message.msg_id, exc)
+            self._send_pooled(body, message.reply_q)
+
+    def _send_pooled(self, body, reply_q):
+        """oslo.messaging's way: a pooled connection, and a queue that is
+        missing (a broker failing over) retried for a while."""
+        driver = self.transport._driver
+        deadline = time.monotonic() + driver.missing_destination_retry_timeout
+        while True:
+            try:
+                with driver._get_connection(rpc_common.PURPOSE_SEND) as conn:
+                    conn.direct_send(reply_q, body)
+                return
+            except (oslo_messaging.MessageUndeliverable,
+                    rpc_amqp.AMQPDestinationNotFound) as exc:
+                if time.monotonic() >= deadline:
+                    LOG.error('Reply to queue %s abandoned: %s', reply_q,
+                              exc)
+                    return
+                time.sleep(REPLY_RETRY)
 
 
 class CallServer(LateAckServer):

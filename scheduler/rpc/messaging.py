@@ -14,16 +14,17 @@ its rabbit driver quotes it back with ``/`` left bare, which kombu then
 reads as the end of the host (``ValueError: Port could not be cast``);
 ``get_transport`` makes the driver quote every character instead.
 
-Stopping a worker loses no call. Once its server stopped polling, a call
-the broker had already pushed could still be read (while the connection
-deleted its fanout queue) and was then acknowledged and dropped, its
-caller waiting for the call monitor. ``Servers.stop`` cancels every
-consumer of the worker on the broker as soon as its server stopped
-polling, and the servers (``scheduler.rpc.late_ack``) leave a message
-read after that unacknowledged: the broker gives it to another worker
-when the channel closes. Cancelling first also keeps the broker's cancel
-notice for the deleted fanout queue (``Received method (60, 30) during
-closing channel``) out of the log.
+Stopping a worker loses no call. ``Servers.stop`` has every server
+cancel its consumers on the broker (``scheduler.rpc.consumer_loop``),
+and a message read after that is left unacknowledged: the broker gives
+it to another worker when the channel closes. Cancelling first also
+keeps the broker's cancel notice for the deleted fanout queue
+(``Received method (60, 30) during closing channel``) out of the log.
+
+With the rabbit driver (RabbitMQ, or kombu's in-memory transport) the
+servers are ``scheduler.rpc.late_ack``'s, which acknowledge a message
+once it was answered; with any other driver they are oslo.messaging's
+``RPCServer``, which acknowledges on arrival (a warning says so).
 """
 
 import threading
@@ -31,10 +32,12 @@ from urllib.parse import quote
 
 import oslo_messaging
 from oslo_messaging._drivers import impl_rabbit
+from oslo_messaging.rpc import server as rpc_server
 from oslo_log import log as logging
 from oslo_utils import netutils
 
 from scheduler import conf as sched_conf
+from scheduler.rpc import consumer_loop
 from scheduler.rpc import inbound
 from scheduler import objects
 from scheduler.rpc import late_ack
@@ -100,11 +103,10 @@ class Servers:
                 override_pool_size=getattr(server, 'pool_size', None))
 
     def stop(self):
-        """Stop polling and cancel every consumer: from now on the broker
-        gives this worker's messages to the others (module docstring)."""
+        """Cancel every consumer: from now on the broker gives this
+        worker's messages to the others (module docstring)."""
         for server in self.servers:
             server.stop()
-            _cancel_consumers(server)
 
     def wait(self):
         """Wait for every server's in-flight messages, all at once: each
@@ -116,18 +118,6 @@ class Servers:
             thread.start()
         for thread in waits:
             thread.join()
-
-
-def _cancel_consumers(server):
-    adapter = getattr(server, 'listener', None)
-    connection = getattr(getattr(adapter, '_poll_style_listener', None),
-                         'conn', None)
-    consumers = getattr(connection, '_consumers', None) or {}
-    for consumer, tag in list(consumers.items()):
-        try:
-            consumer.cancel(tag)
-        except Exception as exc:  # the connection closes next anyway
-            LOG.debug('Consumer %s not cancelled: %s', tag, exc)
 
 
 #: what a worker serves: both topics, decisions only, reports only
@@ -174,8 +164,21 @@ def _server(conf, transport, topic, endpoints, server_cls, **extra):
     # our dispatcher: bad input and database outages become answers; it is
     # imported here because it needs oslo.db, which clients must not load
     from scheduler.rpc import dispatcher
-    return server_cls(
-        transport, oslo_messaging.Target(topic=topic, server=conf.host),
-        dispatcher.SchedulerDispatcher(endpoints, get_serializer(),
-                                       conf.limits, conf.host),
-        executor='threading', **extra)
+    return server(transport, oslo_messaging.Target(
+        topic=topic, server=conf.host), dispatcher.SchedulerDispatcher(
+            endpoints, get_serializer(), conf.limits, conf.host),
+        server_cls, **extra)
+
+
+def server(transport, target, dispatcher, server_cls, **extra):
+    """A ``server_cls`` (``scheduler.rpc.late_ack``) with the rabbit
+    driver; oslo.messaging's ``RPCServer`` with any other, which
+    acknowledges each message on arrival (module docstring)."""
+    if consumer_loop.supports(transport):
+        return server_cls(transport, target, dispatcher, **extra)
+    LOG.warning('Transport driver %s: messages on topic %s are '
+                'acknowledged before they are handled',
+                type(transport._driver).__name__, target.topic)
+    return rpc_server.RPCServer(transport, target, dispatcher,
+                                executor='threading')
+

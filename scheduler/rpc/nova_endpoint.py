@@ -41,6 +41,7 @@ from scheduler.placement_feed import reader as placement_reader
 from scheduler.rpc import arguments
 from scheduler.rpc import dispatcher
 from scheduler.rpc import late_ack
+from scheduler.rpc import messaging
 from scheduler.rpc import nova_placement
 from scheduler.rpc import nova_wire
 from scheduler.rpc import policy
@@ -237,6 +238,6 @@ def servers(conf, transport, manager, release_claims=None):
         conf.limits, conf.host)
     LOG.info('Serving nova\'s scheduler RPC API %s on exchange %s, topic '
              '%s', NOVA_RPC_VERSION, conf.nova.exchange, conf.nova.topic)
-    return [late_ack.CallServer(transport, target, worker_dispatcher,
-                                executor='threading',
-                                release_claims=release_claims)]
+    return [messaging.server(transport, target, worker_dispatcher,
+                             late_ack.CallServer,
+                             release_claims=release_claims)]

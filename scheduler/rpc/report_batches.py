@@ -2,9 +2,11 @@
 
 With the rabbit driver (kombu, including the in-memory transport of the
 unit tests), ``ReportBatchServer`` serves the report topic instead of
-``scheduler.rpc.late_ack.ReportServer``. Its listener thread gathers up
-to ``[scheduler] report_batch_size`` messages, or what arrives within
-``report_batch_window`` seconds, and hands them to a thread as one batch:
+``scheduler.rpc.late_ack.ReportServer``. Its consumer loop's thread
+(``scheduler.rpc.consumer_loop``) gathers up to ``[scheduler]
+report_batch_size`` messages, or what arrives within
+``report_batch_window`` seconds of the batch's first, and hands them to
+a thread as one batch:
 
 * each message is dispatched as a single one is (the same dispatcher:
   envelope and edge checks, policy, the manager's method); a bad message
@@ -21,7 +23,8 @@ to ``[scheduler] report_batch_size`` messages, or what arrives within
 A worker killed mid-batch (SIGKILL) has acknowledged none of its
 messages: the broker delivers the whole batch again, to another worker.
 The other casts of the topic (instance info) are handled as they come
-in the batch; a call on the topic is handled as a single message.
+in the batch; a call on the topic is handled as a single message. When
+the server stops, the batch being gathered is handled.
 
 The broker pushes a server at most ``report_batch_size`` unacknowledged
 messages per thread (``BATCH_THREADS``: a batch is gathered and checked
@@ -31,9 +34,11 @@ With another driver, or ``report_batch_size = 1``, ``server_class``
 names the per-message ``ReportServer`` instead.
 """
 
-from oslo_log import log as logging
-from oslo_messaging._drivers import impl_rabbit
+import time
 
+from oslo_log import log as logging
+
+from scheduler.rpc import consumer_loop
 from scheduler.rpc import late_ack
 
 LOG = logging.getLogger(__name__)
@@ -49,8 +54,7 @@ def server_class(conf, transport, endpoints):
     writer = getattr(endpoints[0], 'report_writer', None) if (
         endpoints) else None
     if (writer is None or conf.scheduler.report_batch_size < 2
-            or not isinstance(getattr(transport, '_driver', None),
-                              impl_rabbit.RabbitDriver)):
+            or not consumer_loop.supports(transport)):
         return late_ack.ReportServer, {}
     return ReportBatchServer, {'writer': writer, 'batch': (
         conf.scheduler.report_batch_size,
@@ -69,25 +73,58 @@ class ReportBatchServer(late_ack.ReportServer):
         super().__init__(transport, target, dispatcher, **kwargs)
         self.writer = writer
         self.batch = batch
+        # gathered by the loop's thread only
+        self._gathered = []
+        self._due = None
 
     def prefetch(self):
         return self.batch[0] * super().prefetch()
 
-    def _process_incoming(self, incoming):
-        casts = []
-        for message in incoming:
-            if (not isinstance(message, late_ack.LateAckMessage)
-                    or getattr(message, 'orig_msg_id', None)):
-                super()._process_incoming([message])
-            else:
-                casts.append(message)
-        if not casts:
+    def stop(self):
+        """Stop consuming; the casts gathered so far are handled."""
+        super().stop()
+        if self.loop is not None:
+            try:
+                self.loop.call(self._hand_over, timeout=late_ack.STOP_WAIT)
+            except Exception as exc:  # left unacknowledged: redelivered
+                LOG.warning('Gathered reports not handled at stop: %s', exc)
+
+    def _received(self, message):
+        """A message read by the loop (its thread): a call is served
+        alone, a cast joins the batch being gathered."""
+        inbound = late_ack.Inbound(self, message)
+        if inbound.msg_id:
+            self._pool.submit(self._process, inbound)
             return
+        self._gathered.append(inbound)
+        if len(self._gathered) >= self.batch[0]:
+            self._hand_over()
+        elif self._due is None:
+            self._due = time.monotonic() + self.batch[1]
+
+    def _tick(self):
+        """Hand the batch over once its window closed; seconds left."""
+        if self._due is None:
+            return None
+        left = self._due - time.monotonic()
+        if left > 0:
+            return left
+        self._hand_over()
+        return None
+
+    def _hand_over(self):
+        casts, self._gathered, self._due = self._gathered, [], None
+        if casts:
+            self._pool.submit(self._process_batch, casts)
+
+    def _process_batch(self, casts):
         try:
             self._handle_batch(casts)
+        except Exception:
+            LOG.exception('Handling a batch of %d casts', len(casts))
         finally:
             for message in casts:
-                if not getattr(message, 'requeued', False):
+                if not message.requeued:
                     message.settle()
 
     def _handle_batch(self, casts):

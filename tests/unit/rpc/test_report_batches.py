@@ -77,7 +77,7 @@ def _stored(db):
 
 
 def _unacknowledged(server):
-    qos = server.listener._poll_style_listener.conn.connection.channel.qos
+    qos = server.loop.rabbit.channel.qos
     return len(qos._delivered) - len(qos._dirty)
 
 
@@ -156,20 +156,27 @@ def test_a_bad_message_is_refused_alone(worker, db, caplog):
     assert caplog.text.count('Rejected update_resource_stats (cast)') == 1
 
 
-@pytest.mark.parametrize('url, batch_size, expected', [
-    (messaging.EMBEDDED_TRANSPORT_URL, 200, report_batches.ReportBatchServer),
-    (messaging.EMBEDDED_TRANSPORT_URL, 1, late_ack.ReportServer),
-    ('fake:/', 200, late_ack.ReportServer),
+@pytest.mark.parametrize('url, batch_size, expected, served_by', [
+    (messaging.EMBEDDED_TRANSPORT_URL, 200, report_batches.ReportBatchServer,
+     report_batches.ReportBatchServer),
+    (messaging.EMBEDDED_TRANSPORT_URL, 1, late_ack.ReportServer,
+     late_ack.ReportServer),
+    # another driver: oslo.messaging's own server, acknowledging on arrival
+    ('fake:/', 200, late_ack.ReportServer,
+     oslo_messaging.rpc.server.RPCServer),
 ])
 def test_batches_with_the_rabbit_driver_only(conf, url, batch_size,
-                                             expected):
+                                             expected, served_by):
     conf.set_override('report_batch_size', batch_size, 'scheduler')
     transport = messaging.get_transport(conf, url=url)
     endpoint = type('Endpoint', (), {'report_writer': object()})()
     try:
-        server_cls, _ = report_batches.server_class(conf, transport,
-                                                    [endpoint])
+        server_cls, extra = report_batches.server_class(conf, transport,
+                                                        [endpoint])
+        server = messaging.server(
+            transport, oslo_messaging.Target(topic='reports', server='w1'),
+            object(), server_cls, **extra)
     finally:
         transport.cleanup()
     assert server_cls is expected
-    assert issubclass(server_cls, oslo_messaging.rpc.server.RPCServer)
+    assert type(server) is served_by

@@ -114,7 +114,7 @@ def test_worker_rpc_servers_by_what_they_serve(conf, transport):
                            (messaging.SERVES_REPORTS, [report_topic])):
         servers = messaging.get_server(conf, transport, [_Endpoint()],
                                        serves=serves)
-        assert [s._target.topic for s in servers.servers] == topics
+        assert [s.target.topic for s in servers.servers] == topics
 
 
 def test_a_percent_encoded_password_reaches_the_broker_as_written(conf):

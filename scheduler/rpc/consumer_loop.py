@@ -1,0 +1,379 @@
+"""One thread that reads a server's messages from the broker and writes its
+replies and acknowledgements: oslo.messaging's rabbit connection without
+its poll loop.
+
+oslo.messaging's RPC server reads each message through a poll loop that
+wraps every wait in its connection's ``ensure`` (kombu's ``autoretry``,
+a heartbeat check, a decaying timer) and wakes up 1, 2, 4 ... ms after
+each message to run the acknowledgements other threads asked for. On
+this machine that loop cost a worker more CPU per call than the call's
+own decision (doc/source/performance.rst, "A server without
+oslo.messaging's poll loop"). ``ConsumerLoop`` keeps what that loop
+is built on: the rabbit driver's listen connection (its URL and TLS
+handling, the queues and exchanges it declares for a target, its
+heartbeat thread, its reconnection and failover), and replaces the loop:
+
+* it waits in ``select`` on the connection's socket and on a pipe that
+  other threads write to when they hand it work, so it wakes once per
+  message or per hand-over and never on a timer while it has nothing to
+  do (every ``IDLE_WAIT`` s at most);
+* it reads the frames that arrived while holding the connection's lock
+  (the driver's heartbeat thread takes it too), and hands every message
+  it read to ``on_message`` in its own thread: a server's handler must
+  return at once (queue the work for a thread pool);
+* the work others hand it (``run_soon``, ``call``: publishing a reply,
+  acknowledging or requeueing a message) runs in this one thread, in the
+  order it was handed over, so a reply always leaves before its
+  message's acknowledgement, and no other thread touches the channel;
+* when reading fails (the broker went away, the channel closed), it lets
+  the driver's own ``consume`` reconnect and consume again, as
+  oslo.messaging does; messages read on the lost channel cannot be
+  acknowledged any more, and the broker delivers them again;
+* ``stop_consuming`` cancels the consumers on the broker (from then on
+  the broker gives this server's messages to others) and hands nothing
+  more to ``on_message``: a message read after that is left
+  unacknowledged, and goes to another server when the channel closes.
+
+A transport without a socket (kombu's in-memory one, for the simulator
+and the unit tests) is polled every ``POLL_INTERVAL`` instead of waited
+on. The driver's private attributes read here (``_consumers``,
+``_new_tags``, ``_producer``, ``_connection_lock``, ``channel``) are
+those of oslo.messaging's rabbit driver 14 to 18; a test checks them.
+"""
+
+import collections
+import errno
+import os
+import select
+import socket
+import threading
+from concurrent import futures
+
+from oslo_log import log as logging
+from oslo_messaging._drivers import common as rpc_common
+from oslo_messaging._drivers import impl_rabbit
+
+LOG = logging.getLogger(__name__)
+
+#: seconds the loop waits on an idle connection before it looks again
+IDLE_WAIT = 1.0
+#: seconds between two polls of a transport without a socket
+POLL_INTERVAL = 0.001
+#: seconds a read may wait for the rest of a frame once data arrived
+FRAME_WAIT = 0.05
+#: seconds the driver's ``consume`` waits for a message once it consumes
+#: (it blocks longer while it reconnects, as long as the driver retries)
+RECOVER_WAIT = 0.01
+#: seconds before another try after the driver gave up reconnecting
+RETRY_WAIT = 1.0
+
+
+def supports(transport):
+    """Can a ``ConsumerLoop`` read ``transport``: is it oslo.messaging's
+    rabbit driver (RabbitMQ, or a kombu transport)?"""
+    return isinstance(getattr(transport, '_driver', None),
+                      impl_rabbit.RabbitDriver)
+
+
+class ConsumerLoop:
+    """The reading and writing thread of one server (module docstring).
+
+    ``on_message(message)`` gets each oslo.messaging ``RabbitMessage``
+    (the decoded message dict, ``_raw_message`` the kombu message);
+    ``on_tick()`` runs after every wake-up and returns the seconds until
+    it wants to run again (None: no wish)."""
+
+    def __init__(self, driver, target, on_message, on_tick=None,
+                 name='consumer'):
+        self.name = name
+        self._on_message = on_message
+        self._on_tick = on_tick or (lambda: None)
+        self._context = driver._get_connection(rpc_common.PURPOSE_LISTEN)
+        self.rabbit = self._context.connection
+        exchange = driver._get_exchange(target)
+        self.rabbit.declare_topic_consumer(
+            exchange_name=exchange, topic=target.topic,
+            callback=self._received)
+        if target.server:
+            self.rabbit.declare_topic_consumer(
+                exchange_name=exchange,
+                topic='%s.%s' % (target.topic, target.server),
+                callback=self._received)
+        self.rabbit.declare_fanout_consumer(target.topic, self._received)
+        self._work = collections.deque()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._woken = False
+        self._thread = None
+        self._ident = None
+        self._consuming = True
+        self._closing = False
+        self._recover = True    # the consumers are not consuming yet
+        self._attempts = 0
+
+    # -- set-up and shutdown ----------------------------------------------
+
+    def bound_prefetch(self, count):
+        """At most ``count`` unacknowledged messages on the channel, now
+        and after every reconnection (the driver sets each new channel's
+        QoS from this attribute)."""
+        if not count:
+            return
+        self.rabbit.rabbit_qos_prefetch_count = count
+        with self.rabbit._connection_lock:
+            try:
+                self.rabbit._set_qos(self.rabbit.channel)
+            except Exception as exc:  # reconnecting: the new channel gets it
+                LOG.debug('Prefetch not set yet: %s', exc)
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=self.name)
+        self._thread.start()
+
+    def stop_consuming(self, timeout=None):
+        """Cancel the consumers on the broker; hand nothing more to
+        ``on_message`` (module docstring). Returns once done (or after
+        ``timeout`` seconds)."""
+        try:
+            self.call(self._cancel, timeout=timeout)
+        except futures.TimeoutError:
+            LOG.warning('%s: consumers not cancelled within %ss',
+                        self.name, timeout)
+
+    def close(self, timeout=None):
+        """Run the work handed over so far, end the thread and close the
+        connection (its fanout queue is deleted)."""
+        self._closing = True
+        self._wake()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        try:
+            self._context.close()
+        except Exception as exc:  # the broker is gone: nothing to close
+            LOG.debug('%s: closing the connection: %s', self.name, exc)
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
+
+    # -- work handed over by other threads ---------------------------------
+
+    def run_soon(self, fn):
+        """Run ``fn()`` in the loop's thread, holding the connection's
+        lock, after the work handed over before it."""
+        self._work.append(fn)
+        if threading.get_ident() != self._ident:
+            self._wake()
+
+    def call(self, fn, timeout=None):
+        """``fn()``'s result, run as ``run_soon`` runs it (its exception
+        is raised here; ``futures.TimeoutError`` after ``timeout``
+        seconds). Not from the loop's own thread."""
+        if threading.get_ident() == self._ident:
+            raise RuntimeError('ConsumerLoop.call from its own thread')
+        done = futures.Future()
+
+        def run():
+            if not done.set_running_or_notify_cancel():
+                return      # its caller stopped waiting
+            try:
+                done.set_result(fn())
+            except BaseException as exc:
+                done.set_exception(exc)
+        self._work.append(run)
+        self._wake()
+        try:
+            return done.result(timeout)
+        except futures.TimeoutError:
+            if done.cancel():
+                raise
+            return done.result()   # running already: it ends soon
+
+    def _wake(self):
+        if self._woken:
+            return
+        self._woken = True
+        try:
+            os.write(self._wake_w, b'.')
+        except BlockingIOError:  # the pipe holds a wake-up already
+            pass
+        except OSError as exc:  # closed: the loop has ended
+            if exc.errno != errno.EBADF:
+                raise
+
+    def _run_work(self):
+        while self._work:
+            fn = self._work.popleft()
+            with self.rabbit._connection_lock:
+                try:
+                    fn()
+                except Exception as exc:
+                    # a lost connection: an acknowledgement is void (the
+                    # broker delivers the message again), a reply is
+                    # retried by its sender (``call`` raised it there)
+                    LOG.debug('%s: %s', self.name, exc)
+
+    # -- the loop ------------------------------------------------------------
+
+    def _run(self):
+        self._ident = threading.get_ident()
+        while True:
+            self._run_work()
+            if self._closing:
+                return
+            if self._recover and self._consuming:
+                self._reconnect()
+                continue
+            wait = self._on_tick()
+            wait = IDLE_WAIT if wait is None else max(0.0,
+                                                      min(wait, IDLE_WAIT))
+            try:
+                self._read(wait)
+            except Exception as exc:
+                if self._closing:
+                    return
+                LOG.debug('%s: reading from the broker failed (%s); '
+                          'reconnecting', self.name, exc)
+                self._recover = True
+
+    def _read(self, wait):
+        amqp = self._amqp()
+        if amqp is None:
+            raise ConnectionError('not connected')
+        sock = _socket(amqp)
+        if sock is None:
+            with self.rabbit._connection_lock:
+                self._drain(min(wait, POLL_INTERVAL))
+            self._take_wake()
+            return
+        if not _buffered(sock, amqp):
+            try:
+                readable, _, _ = select.select([sock, self._wake_r], [], [],
+                                               wait)
+            except (OSError, ValueError):    # the socket was closed
+                raise ConnectionError('socket closed')
+            if self._wake_r in readable:
+                self._take_wake()
+            if sock not in readable:
+                return
+        with self.rabbit._connection_lock:
+            if self._amqp() is not amqp:
+                return     # the heartbeat thread reconnected meanwhile
+            # the driver's heartbeat thread may have read them meanwhile
+            while _readable(sock, amqp):
+                try:
+                    amqp.blocking_read(FRAME_WAIT)   # one frame
+                except socket.timeout:
+                    return
+
+    def _drain(self, timeout):
+        try:
+            self.rabbit.connection.drain_events(timeout=timeout)
+        except socket.timeout:
+            pass
+
+    def _amqp(self):
+        """The connected broker client under the driver's connection
+        (None if it is not connected). kombu's ``connection`` property
+        would connect; the driver does that, with its retries and the
+        queues' declarations."""
+        connection = self.rabbit.connection
+        if connection is None or not connection.connected:
+            return None
+        return connection._connection
+
+    def _take_wake(self):
+        # read, then clear: a waker that found the flag set before the
+        # read has its work in the queue already, which runs next
+        try:
+            os.read(self._wake_r, 4096)
+        except BlockingIOError:
+            pass
+        self._woken = False
+
+    def _reconnect(self):
+        """The driver's own ``consume``: it reconnects if it has to,
+        declares the queues again and consumes them (delivering what
+        arrives meanwhile to ``_received``). Tried again, later and
+        later (the driver's ``rabbit_retry_interval``,
+        ``rabbit_retry_backoff`` and ``rabbit_interval_max``), until
+        the connection is back and consuming."""
+        self.rabbit._new_tags = set(self.rabbit._consumers.values())
+        try:
+            self.rabbit.consume(timeout=RECOVER_WAIT)
+        except rpc_common.Timeout:
+            pass
+        except Exception as exc:
+            LOG.debug('%s: reconnecting failed: %s', self.name, exc)
+        if self._amqp() is not None and not self.rabbit._new_tags:
+            self._recover = False
+            self._attempts = 0
+            return
+        pause = min(self.rabbit.interval_start +
+                    self._attempts * self.rabbit.interval_stepping,
+                    self.rabbit.interval_max)
+        self._attempts += 1
+        self._pause(pause)
+
+    def _pause(self, seconds):
+        """Sleep, but wake up for work handed over (or ``close``)."""
+        try:
+            readable, _, _ = select.select([self._wake_r], [], [], seconds)
+        except (OSError, ValueError):
+            return
+        if readable:
+            self._take_wake()
+
+    # -- messages --------------------------------------------------------
+
+    def _received(self, message):
+        """The driver's consumer callback (in this thread, or in the
+        driver's heartbeat thread, which also reads frames)."""
+        if threading.get_ident() != self._ident:
+            self.run_soon(lambda: self._received(message))
+            return
+        if self._consuming:
+            self._on_message(message)
+
+    def _cancel(self):
+        self._consuming = False
+        for consumer, tag in list(self.rabbit._consumers.items()):
+            try:
+                consumer.cancel(tag)
+            except Exception as exc:  # the connection closes next anyway
+                LOG.debug('Consumer %s not cancelled: %s', tag, exc)
+
+    def publish(self, body, routing_key):
+        """Publish ``body`` to queue ``routing_key`` through the default
+        exchange, as the driver sends a reply (mandatory: a queue that is
+        gone raises ``MessageUndeliverable``; confirmed by the broker).
+        Run it in the loop's thread (``call``)."""
+        self.rabbit._producer.publish(
+            body, exchange='', routing_key=routing_key,
+            mandatory=self.rabbit.direct_mandatory_flag,
+            compression=self.rabbit.kombu_compression)
+
+
+def _socket(amqp):
+    """The broker client's socket (None for a transport without one)."""
+    return getattr(getattr(amqp, 'transport', None), 'sock', None)
+
+
+def _buffered(sock, amqp):
+    """Are bytes of the connection already read from the socket but not
+    parsed (a TLS record's rest, a frame's start read before a timeout)?
+    ``select`` would not see them."""
+    pending = getattr(sock, 'pending', None)
+    if pending is not None and pending():
+        return True
+    return bool(getattr(amqp.transport, '_read_buffer', b''))
+
+
+def _readable(sock, amqp):
+    if _buffered(sock, amqp):
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return bool(readable)
