@@ -46,6 +46,29 @@ class SchedulerObject(ovo_base.VersionedObject,
     OBJ_SERIAL_NAMESPACE = 'scheduler_object'
     OBJ_PROJECT_NAMESPACE = 'scheduler'
 
+    @classmethod
+    def _obj_from_primitive(cls, context, objver, primitive):
+        """ovo's, with each field's value coerced and stored as the
+        field's property setter does, without going through the
+        property: a fresh object has no value a read-only field could
+        refuse to change, and the changed fields are set from the
+        primitive once all are read, as ovo does (deserializing a
+        tracker report's ComputeNode was its dispatch's largest
+        step)."""
+        self = cls()
+        self._context = context
+        self.VERSION = objver
+        objdata = cls._obj_primitive_field(primitive, 'data')
+        changes = cls._obj_primitive_field(primitive, 'changes', [])
+        fields = cls.fields
+        for name, field in fields.items():
+            if name in objdata:
+                setattr(self, '_obj_' + name, field.coerce(
+                    self, name, field.from_primitive(self, name,
+                                                     objdata[name])))
+        self._changed_fields = {x for x in changes if x in fields}
+        return self
+
     def obj_attr_is_set(self, attrname):
         """ovo's check, without building the list of every field name
         on each call (``obj_fields``): that was a tenth of a tracker

@@ -262,7 +262,8 @@ class ConsumerLoop:
             # the driver's heartbeat thread may have read them meanwhile
             while _readable(sock, amqp):
                 try:
-                    amqp.blocking_read(FRAME_WAIT)   # one frame
+                    # the frames of one method (a message: three)
+                    amqp.drain_events(timeout=FRAME_WAIT)
                 except socket.timeout:
                     return
 

@@ -165,23 +165,28 @@ def _path(node):
     return ''.join(reversed(parts))
 
 
-def _children(value, node):
-    """(child, child node) pairs of a list, dict or object primitive."""
+def _children(value, node, limits):
+    """(key, child) pairs of a list, dict or object primitive; the keys
+    of a dict are checked (strings, as scalars), an object's integer
+    fields are whole numbers."""
     if isinstance(value, dict):
+        for key in value:
+            if type(key) is not str or len(key) > \
+                    limits.max_string_length or not key.isascii():
+                _check_scalar(key, node, limits)
         if _OBJ_NAME in value and isinstance(value.get(_OBJ_DATA), dict):
             data = value[_OBJ_DATA]
             fields = _integer_fields(value)
             if fields:
                 check_integral(data, fields, _path(node))
-            return ([(v, (node, k)) for k, v in data.items()]
-                    + [(v, (node, k)) for k, v in value.items()
-                       if k != _OBJ_DATA])
+            return [*data.items(),
+                    *[(k, v) for k, v in value.items() if k != _OBJ_DATA]]
         for key in value:
             if not isinstance(key, str):
                 raise _invalid(_path(node), 'dict keys must be strings, '
                                'got %s' % type(key).__name__)
-        return [(v, (node, k)) for k, v in value.items()]
-    return [(v, (node, i)) for i, v in enumerate(value)]
+        return list(value.items())
+    return list(enumerate(value))
 
 
 class _Limits:
@@ -205,37 +210,56 @@ class _Limits:
 def check_structure(value, path, limits, raw_object=None):
     """Check one RPC argument's shape and size (see module docstring),
     in one pass over it; a plain dict ``value`` holds the fields of
-    object ``raw_object`` if given."""
+    object ``raw_object`` if given.
+
+    Scalars are checked where their container is walked, and a node of
+    the walk (``(parent node, key)``, for the error's path) is made for
+    containers only: a valid message costs no object per value."""
     if raw_object and isinstance(value, dict) and _OBJ_NAME not in value:
         check_integral(value, _integer_fields(value, raw_object), path)
     limits = _Limits.of(limits)
     max_items, max_depth, max_length = (limits.max_message_items,
                                         limits.max_nesting_depth,
                                         limits.max_list_length)
-    pending = [(value, (None, path), 1)]
-    seen = 0
-    containers = (dict, list, tuple)
+    root = (None, path)
+    if not isinstance(value, _CONTAINERS):
+        _check_scalar(value, root, limits)
+        return
+    pending = [(value, root, 1)]
+    seen = 1
     while pending:
         item, node, depth = pending.pop()
-        seen += 1
+        if depth > max_depth:
+            raise _invalid(_path(node), 'nested deeper than [limits] '
+                           'max_nesting_depth (%d)' % max_depth)
+        if len(item) > max_length:
+            raise _invalid(_path(node), '%d items, more than [limits] '
+                           'max_list_length (%d)' % (len(item), max_length))
+        # last first, as they are popped: the first problem found is the
+        # one a walk child by child would find (the field an error names)
+        for key, child in reversed(_children(item, node, limits)):
+            seen += 1
+            if isinstance(child, _CONTAINERS):
+                pending.append((child, (node, key), depth + 1))
+            elif type(child) not in _PLAIN or (
+                    type(child) is str and (len(child) >
+                                            limits.max_string_length
+                                            or not child.isascii())):
+                _check_scalar(child, (node, key), limits)
+            elif type(child) is int and not (
+                    _INT_RANGE[0] <= child <= _INT_RANGE[1]):
+                _check_scalar(child, (node, key), limits)
+            elif type(child) is float and not math.isfinite(child):
+                _check_scalar(child, (node, key), limits)
         if seen > max_items:
             raise _invalid(path, 'more than [limits] max_message_items '
                            '(%d) values' % max_items)
-        if isinstance(item, containers):
-            if depth > max_depth:
-                raise _invalid(_path(node), 'nested deeper than [limits] '
-                               'max_nesting_depth (%d)' % max_depth)
-            if len(item) > max_length:
-                raise _invalid(_path(node), '%d items, more than [limits] '
-                               'max_list_length (%d)' %
-                               (len(item), max_length))
-            if isinstance(item, dict):
-                for key in item:
-                    _check_scalar(key, node, limits)
-            pending.extend((child, child_node, depth + 1)
-                           for child, child_node in _children(item, node))
-        else:
-            _check_scalar(item, node, limits)
+
+
+_CONTAINERS = (dict, list, tuple)
+#: scalars checked inline by ``check_structure`` (others, and strings
+#: that need a closer look, go through ``_check_scalar``)
+_PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
 DEFAULTED = arguments.DEFAULTED
