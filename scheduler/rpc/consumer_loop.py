@@ -101,6 +101,10 @@ class ConsumerLoop:
                 callback=self._received)
         self.rabbit.declare_fanout_consumer(target.topic, self._received)
         self._work = collections.deque()
+        # kombu messages read and not acknowledged, oldest first; those
+        # settled since the last acknowledgement
+        self._unsettled = collections.deque()
+        self._settled_now = []
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -202,9 +206,11 @@ class ConsumerLoop:
                 raise
 
     def _run_work(self):
-        while self._work:
-            fn = self._work.popleft()
-            with self.rabbit._connection_lock:
+        if not self._work:
+            return
+        with self.rabbit._connection_lock:
+            while self._work:
+                fn = self._work.popleft()
                 try:
                     fn()
                 except Exception as exc:
@@ -212,6 +218,7 @@ class ConsumerLoop:
                     # broker delivers the message again), a reply is
                     # retried by its sender (``call`` raised it there)
                     LOG.debug('%s: %s', self.name, exc)
+            self._acknowledge_settled()
 
     # -- the loop ------------------------------------------------------------
 
@@ -309,6 +316,10 @@ class ConsumerLoop:
         if self._amqp() is not None and not self.rabbit._new_tags:
             self._recover = False
             self._attempts = 0
+            # what was read on a closed channel is delivered again
+            channel = self.rabbit.channel
+            self._unsettled = collections.deque(
+                raw for raw in self._unsettled if raw.channel is channel)
             return
         pause = min(self.rabbit.interval_start +
                     self._attempts * self.rabbit.interval_stepping,
@@ -329,10 +340,16 @@ class ConsumerLoop:
 
     def _received(self, message):
         """The driver's consumer callback (in this thread, or in the
-        driver's heartbeat thread, which also reads frames)."""
+        driver's heartbeat thread, which also reads frames), holding the
+        connection's lock: messages are noted in the order the broker
+        numbered them."""
+        self._unsettled.append(message._raw_message)
         if threading.get_ident() != self._ident:
-            self.run_soon(lambda: self._received(message))
+            self.run_soon(lambda: self._hand_over(message))
             return
+        self._hand_over(message)
+
+    def _hand_over(self, message):
         if self._consuming:
             self._on_message(message)
 
@@ -353,6 +370,68 @@ class ConsumerLoop:
             body, exchange='', routing_key=routing_key,
             mandatory=self.rabbit.direct_mandatory_flag,
             compression=self.rabbit.kombu_compression)
+
+    # -- acknowledgements --------------------------------------------------
+
+    def settle(self, message, requeue=False):
+        """Acknowledge ``message`` (a ``RabbitMessage`` this loop handed
+        over), or requeue it, from any thread: in the loop's thread,
+        after the work handed over before (a reply), and several at once
+        where the broker numbered them in a row (one ``basic.ack`` with
+        ``multiple`` for the oldest messages all settled: a batch of
+        reports is one frame)."""
+        raw = message._raw_message
+        self.run_soon(lambda: self._settle(raw, requeue))
+
+    def _settle(self, raw, requeue):
+        if requeue:
+            raw.requeue()
+        elif _socket(self._amqp()) is None:
+            raw.ack()   # kombu's own transports acknowledge one at a time
+        raw.scheduler_settled = True
+        self._settled_now.append(raw)
+
+    def _acknowledge_settled(self):
+        """Acknowledge what was settled since the last call: one
+        ``basic.ack`` (``multiple``) for the oldest unsettled messages if
+        they are all settled now, then one each for the others (a message
+        that takes long must not hold back the acknowledgements of those
+        behind it: they count against the prefetch). Messages of a
+        channel that closed are void: the broker delivers them again."""
+        settled_now, self._settled_now = self._settled_now, []
+        if not settled_now:
+            return
+        unsettled = self._unsettled
+        last = None
+        while unsettled and getattr(unsettled[0], 'scheduler_settled',
+                                    False):
+            done = unsettled.popleft()
+            if done.acknowledged:   # requeued, or acknowledged alone
+                continue
+            if last is not None and last.channel is not done.channel:
+                _acknowledge(last, multiple=True)
+            last = done
+        if last is not None:
+            _acknowledge(last, multiple=True)
+        for raw in settled_now:
+            if raw.acknowledged or (last is not None and
+                                    raw.channel is last.channel and
+                                    raw.delivery_tag <= last.delivery_tag):
+                continue
+            _acknowledge(raw)
+            try:
+                unsettled.remove(raw)
+            except ValueError:  # of a channel that closed: forgotten
+                pass
+
+
+def _acknowledge(raw, multiple=False):
+    """Acknowledge kombu message ``raw`` (and, with ``multiple``, every
+    unacknowledged one the broker delivered before it on its channel)."""
+    if raw.channel is None or not getattr(raw.channel, 'is_open', True):
+        return
+    raw.channel.basic_ack(raw.delivery_tag, multiple=multiple)
+    raw._state = 'ACK'
 
 
 def _socket(amqp):

@@ -137,11 +137,11 @@ class Inbound:
         handled."""
 
     def settle(self):
-        self.server.loop.run_soon(self.message.acknowledge)
+        self.server.loop.settle(self.message)
 
     def requeue(self):
         self.requeued = True
-        self.server.loop.run_soon(self.message.requeue)
+        self.server.loop.settle(self.message, requeue=True)
 
 
 def _raw(message):

@@ -1,0 +1,146 @@
+"""The servers' consumer loop on the real broker (scheduler.rpc.consumer_loop):
+acknowledgements several at once, never before a message is handled, and a
+slow message holds back no other; a stopped server leaves what it read to
+the others.
+
+Each test runs ``late_ack.CallServer`` in this process with a trivial
+endpoint on a topic of its own on the shared RabbitMQ, and calls it with
+oslo.messaging's own client.
+"""
+
+import threading
+import time
+import uuid
+
+import kombu
+import oslo_messaging
+import pytest
+from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+
+from scheduler import conf as sched_conf
+from scheduler.rpc import late_ack
+from scheduler.rpc import messaging
+from tests.functional import services
+
+THREADS = 4
+
+
+class _Endpoint:
+    target = oslo_messaging.Target(version='1.0')
+
+    def __init__(self):
+        self.release = threading.Event()
+        self.handled = []
+        self.lock = threading.Lock()
+
+    def echo(self, ctxt, value=None):
+        with self.lock:
+            self.handled.append(value)
+        return value
+
+    def hold(self, ctxt, value=None):
+        self.release.wait(30)
+        return self.echo(ctxt, value)
+
+
+@pytest.fixture
+def topic(rabbitmq):
+    name = 'loop-%s' % uuid.uuid4().hex[:12]
+    yield name
+    with kombu.Connection(services.RABBIT_URL.replace('rabbit', 'amqp'),
+                          connect_timeout=5) as connection:
+        channel = connection.channel()
+        for queue in (name, '%s.w1' % name):
+            try:
+                channel.queue_delete(queue)
+            except Exception:  # never declared: nothing to delete
+                channel = connection.channel()
+
+
+@pytest.fixture
+def transport():
+    conf = sched_conf.new_config()
+    conf([], project='scheduler', default_config_files=[],
+         default_config_dirs=[])
+    conf.set_override('transport_url', services.RABBIT_URL)
+    transport = messaging.get_transport(conf)
+    yield transport
+    transport.cleanup()
+
+
+def _server(transport, topic, endpoint):
+    server = late_ack.CallServer(
+        transport, oslo_messaging.Target(topic=topic, server='w1'),
+        rpc_dispatcher.RPCDispatcher([endpoint], messaging.get_serializer()))
+    server.start(override_pool_size=THREADS)
+    return server
+
+
+def _client(transport, topic, timeout=20):
+    return oslo_messaging.get_rpc_client(
+        transport, oslo_messaging.Target(topic=topic), timeout=timeout)
+
+
+def _queued(topic):
+    """Messages ready in the topic's queue (unacknowledged ones count
+    once the server's channel is closed)."""
+    with kombu.Connection(services.RABBIT_URL.replace('rabbit', 'amqp'),
+                          connect_timeout=5) as connection:
+        _, count, _ = connection.channel().queue_declare(topic,
+                                                         passive=True)
+        return count
+
+
+def test_a_slow_call_holds_back_no_other_and_all_are_acknowledged(
+        transport, topic):
+    endpoint = _Endpoint()
+    server = _server(transport, topic, endpoint)
+    client = _client(transport, topic)
+    try:
+        held = threading.Thread(target=client.call,
+                                args=({}, 'hold'), kwargs={'value': 'slow'})
+        held.start()
+        time.sleep(0.5)
+        # five times the prefetch while the first call holds its slot:
+        # each answered call is acknowledged although an older one is not
+        started = time.monotonic()
+        for index in range(THREADS * 5):
+            assert client.call({}, 'echo', value=index) == index
+        assert time.monotonic() - started < 10
+        endpoint.release.set()
+        held.join(30)
+        assert endpoint.handled[-1] == 'slow'
+    finally:
+        server.stop()
+        server.wait()
+    # nothing was left unacknowledged: the queue is empty once the
+    # server's channel closed (an unacknowledged message would be back)
+    assert _queued(topic) == 0
+
+
+def test_a_stopped_server_leaves_what_it_did_not_handle_to_others(
+        transport, topic):
+    endpoint = _Endpoint()
+    server = _server(transport, topic, endpoint)
+    client = _client(transport, topic)
+    try:
+        assert client.call({}, 'echo', value='first') == 'first'
+        server.stop()
+        # sent after the consumers were cancelled: never taken by it
+        client.cast({}, 'echo', value='late')
+        time.sleep(0.5)
+    finally:
+        server.wait()
+    assert endpoint.handled == ['first']
+    assert _queued(topic) == 1
+    # another server takes it
+    other = _server(transport, topic, endpoint)
+    try:
+        deadline = time.monotonic() + 10
+        while 'late' not in endpoint.handled:
+            assert time.monotonic() < deadline, endpoint.handled
+            time.sleep(0.05)
+    finally:
+        other.stop()
+        other.wait()
+    assert _queued(topic) == 0
