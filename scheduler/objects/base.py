@@ -7,7 +7,9 @@ the caller gets a clear error back and the worker logs one line instead of
 a traceback, then goes on serving.
 """
 
+import datetime
 import functools
+import re
 
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_utils import timeutils
@@ -164,6 +166,20 @@ class SchedulerObject(ovo_base.VersionedObject,
         return default
 
 
+#: what ``serialize_context`` writes: a naive UTC ``isoformat``
+_ISOFORMAT = re.compile(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?')
+
+
+def _sent_at(stamp):
+    """A message's send time as naive UTC. The stamp this serializer
+    writes is read by ``datetime.fromisoformat`` (a tenth of the cost of
+    the general ISO 8601 parser, for the same value); any other is read
+    by the general one."""
+    if isinstance(stamp, str) and _ISOFORMAT.fullmatch(stamp):
+        return datetime.datetime.fromisoformat(stamp)
+    return timeutils.normalize_time(timeutils.parse_isotime(stamp))
+
+
 def _invalid(reason):
     """Raise InvalidRequest wrapped so the RPC server treats it as expected."""
     try:
@@ -210,9 +226,7 @@ class SchedulerObjectSerializer(ovo_base.VersionedObjectSerializer):
             stamp = values.pop(SENT_AT, None)
         try:
             ctxt = sched_context.RequestContext.from_dict(values)
-            ctxt.sent_at = (None if stamp is None else
-                            timeutils.normalize_time(
-                                timeutils.parse_isotime(stamp)))
+            ctxt.sent_at = None if stamp is None else _sent_at(stamp)
         except (TypeError, ValueError, AttributeError) as exc:
             _invalid('malformed request context: %s' % exc)
         return ctxt

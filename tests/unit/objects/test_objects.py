@@ -10,6 +10,7 @@ import datetime
 
 import pytest
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+from oslo_utils import timeutils
 
 from scheduler import context as sched_context
 from scheduler import exception
@@ -256,3 +257,15 @@ def test_get_returns_default_for_unset_fields():
     dest = objects.Destination(host='h1')
     assert dest.get('node', 'n-default') == 'n-default'
     assert dest.get('host') == 'h1'
+
+
+@pytest.mark.parametrize('stamp', [
+    '2026-11-26T21:16:18.686345', '2026-11-26T21:16:18',
+    '2026-11-26T21:16:18.686345+02:00', '2026-11-26T21:16:18Z',
+    '2026-11-26 21:16:18'])
+def test_a_send_time_reads_as_the_general_parser_reads_it(stamp):
+    # the serializer's own stamps take a shortcut; every stamp, the same
+    ctxt = objects.SchedulerObjectSerializer().deserialize_context(
+        {'sent_at': stamp})
+    assert ctxt.sent_at == timeutils.normalize_time(
+        timeutils.parse_isotime(stamp))
