@@ -58,6 +58,7 @@ from oslo_log import log as logging
 from sqlalchemy.dialects import postgresql
 
 from scheduler.db import changes
+from scheduler.db import driver_calls
 from scheduler.db import models
 from scheduler.model import fit
 
@@ -270,8 +271,9 @@ def claim(database, ids, consumers, pairs, rows, now):
         'arc': [r[2] for r in rows], 'aa': [r[3] for r in rows],
         'now': now, 'stripe': changes.draw_stripe()}
     try:
-        with database.autocommit() as connection:
-            answer = connection.exec_driver_sql(_CALL, params).scalar()
+        # on a connection kept for it, through the driver
+        # (``scheduler.db.driver_calls``)
+        answer = driver_calls.of(database).scalar(_CALL, params)
     except db_exc.DBError as exc:
         if _sqlstate(exc) != '42883':  # undefined_function: dropped since
             raise

@@ -1,0 +1,150 @@
+"""DriverCalls (scheduler.db.driver_calls): kept connections in
+autocommit, and a statement that fails on one sent once more the usual
+way. The real database: tests/functional/test_claim_routine.py and
+test_faults_db.py."""
+
+import contextlib
+
+import psycopg2
+import pytest
+from oslo_db import exception as db_exc
+
+from scheduler.db import driver_calls
+
+
+class _Driver:
+    """What a psycopg2 connection and its cursor do, scripted: each
+    execute takes the next outcome (a row, or an exception)."""
+
+    def __init__(self, outcomes):
+        self.outcomes = outcomes
+        self.autocommit = False
+        self.closed = 0
+        self.sent = []
+
+    def cursor(self):
+        return self
+
+    def execute(self, sql, params):
+        self.sent.append((sql, params, self.autocommit))
+        outcome = self.outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        self.row = outcome
+
+    def fetchone(self):
+        return self.row
+
+    def close(self):
+        pass
+
+
+class _Proxied:
+    def __init__(self, driver, database):
+        self.dbapi_connection = driver
+        self.database = database
+
+    def close(self):
+        self.database.returned.append(self)
+
+    def invalidate(self):
+        self.database.invalidated.append(self)
+        self.dbapi_connection.closed = 1
+
+
+class _Result:
+    def __init__(self, value):
+        self.value = value
+
+    def scalar(self):
+        return self.value
+
+
+class _Database:
+    """A pool handing out scripted driver connections, and the usual
+    (SQLAlchemy) way answering ``usual`` or raising it."""
+
+    def __init__(self, *drivers, usual=None):
+        self.drivers = list(drivers)
+        self.usual = usual
+        self.returned, self.invalidated, self.taken = [], [], 0
+        self.the_usual_way = []
+        self.engine = self
+        self.dialect = type('Dialect', (), {'loaded_dbapi': psycopg2})()
+
+    def raw_connection(self):
+        self.taken += 1
+        driver = self.drivers.pop(0)
+        if isinstance(driver, Exception):
+            raise driver
+        return _Proxied(driver, self)
+
+    @contextlib.contextmanager
+    def autocommit(self):
+        yield self
+
+    def exec_driver_sql(self, sql, params):
+        self.the_usual_way.append(sql)
+        if isinstance(self.usual, Exception):
+            raise self.usual
+        return _Result(self.usual)
+
+
+def test_a_connection_is_kept_in_autocommit_and_used_again():
+    driver = _Driver([(7,), (8,)])
+    database = _Database(driver)
+    calls = driver_calls.DriverCalls(database)
+    assert calls.scalar('SELECT 7', {}) == 7
+    assert calls.scalar('SELECT 8', {}) == 8
+    assert database.taken == 1 and database.returned == []
+    assert [autocommit for _, _, autocommit in driver.sent] == [True, True]
+    assert database.the_usual_way == []
+
+
+def test_beyond_keep_connections_go_back_to_the_pool(monkeypatch):
+    monkeypatch.setattr(driver_calls, 'KEEP', 1)
+    database = _Database(_Driver([]), _Driver([]))
+    calls = driver_calls.DriverCalls(database)
+    first, second = calls._take(), calls._take()
+    calls._give_back(first)
+    calls._give_back(second)
+    # one kept, the other back in the pool out of autocommit
+    assert database.returned == [second]
+    assert second.dbapi_connection.autocommit is False
+    assert calls._take() is first
+
+
+@pytest.mark.parametrize('error', [
+    psycopg2.OperationalError('server closed the connection unexpectedly'),
+    psycopg2.errors.DeadlockDetected('deadlock detected'),
+    psycopg2.errors.UndefinedFunction('function f() does not exist'),
+])
+def test_a_failed_statement_is_sent_once_more_the_usual_way(error):
+    driver = _Driver([error])
+    database = _Database(driver, usual=5)
+    assert driver_calls.DriverCalls(database).scalar('SELECT f()', {}) == 5
+    assert database.the_usual_way == ['SELECT f()']
+    # the connection it failed on is closed, never kept
+    assert [p.dbapi_connection for p in database.invalidated] == [driver]
+
+
+def test_what_the_usual_way_raises_is_raised():
+    database = _Database(_Driver([psycopg2.OperationalError('gone')]),
+                         usual=db_exc.DBConnectionError())
+    with pytest.raises(db_exc.DBConnectionError):
+        driver_calls.DriverCalls(database).scalar('SELECT 1', {})
+
+
+def test_no_connection_from_the_pool_goes_the_usual_way():
+    database = _Database(psycopg2.OperationalError('refused'), usual=3)
+    assert driver_calls.DriverCalls(database).scalar('SELECT 3', {}) == 3
+
+
+def test_a_kept_connection_found_closed_is_not_used():
+    stale, fresh = _Driver([(1,)]), _Driver([(2,)])
+    database = _Database(stale, fresh)
+    calls = driver_calls.DriverCalls(database)
+    assert calls.scalar('SELECT 1', {}) == 1
+    stale.closed = 1
+    assert calls.scalar('SELECT 2', {}) == 2
+    assert database.taken == 2 and database.the_usual_way == []
