@@ -296,12 +296,17 @@ class View(dict):
 def view(value):
     """Plain data of an argument: an object is the View of its set
     fields, lists and dicts are copied, anything else is itself."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, base.SchedulerObject):
-        return View((name, view(item)) for name, item in _set_fields(value))
+        return View([(name, item if type(item) in _PLAIN else view(item))
+                     for name, item in _set_fields(value)])
     if isinstance(value, dict):
-        return View((key, view(item)) for key, item in value.items())
+        return View([(key, item if type(item) in _PLAIN else view(item))
+                     for key, item in value.items()])
     if isinstance(value, (list, tuple)):
-        return [view(item) for item in value]
+        return [item if type(item) in _PLAIN else view(item)
+                for item in value]
     return value
 
 
