@@ -10,14 +10,21 @@ No Python loop runs per inventory row, and per provider only the ones
 that build the host-name index.
 
 ``apply_changes(table, providers, inventories, read_epoch)`` applies the
-rows of ``scheduler.db.providers.read_changed`` (the same tuples) to a
-table that has rows, as ``HostTable.apply`` would apply them as dicts
-(same test): the numbers of every row (generation, state, report time,
-failed builds, inventories) as one fancy-indexed store per column, and
-row by row only what a report changed beyond numbers (attributes text,
-zone, kind: ``HostTable._describe``) and providers new to the table. A
-row that only changed usage (a claim, a release) costs no Python step of
-its own.
+rows of ``scheduler.db.providers.read_changed`` (the same columns; report
+times as datetimes or ISO text) to a table that has rows, as
+``HostTable.apply`` would apply them as dicts (same test). A batch whose
+rows only changed usage (claims, releases: nearly every poll of a busy
+cloud) takes a fast path: the table's report time of each row is the
+read's, so no report was written since, and what changes without one
+(allocation ratios, reported usage) is the table's too; then only the
+generation, failed builds, claimed and free amounts are stored, a few
+numpy calls per resource class for the whole batch (``_apply_usage``).
+Any other batch is applied whole: the numbers of every row (generation,
+state, report time, failed builds, inventories) as one fancy-indexed
+store per column, and row by row only what a report changed beyond
+numbers (attributes text, zone, kind: ``HostTable._describe``) and
+providers new to the table, then the report columns of the rows. No
+Python step runs per row that only changed usage, on either path.
 
 ``collector_paused()`` wraps a cold load: the collector does not run
 while the hundreds of thousands of small objects of the rows are made
@@ -195,22 +202,24 @@ def apply_changes(table, providers, inventories, read_epoch=None):
         return 0
     columns = list(zip(*providers))
     rows = _rows_of(table, columns[0])
+    stamps = _timestamps(columns[7])
+    epoch = read_epoch if read_epoch is not None else table.confirm_epoch
+    if (rows.min() >= 0 and (table.reported_at[rows] == stamps).all()
+            and _apply_usage(table, columns, rows, inventories, epoch)):
+        return n
     new = np.flatnonzero(rows < 0)
     for index in new.tolist():
         rows[index] = table._append(dict(zip(PROVIDER_FIELDS,
                                              providers[index])))
-    keep = table.confirmed[rows] <= (
-        read_epoch if read_epoch is not None else table.confirm_epoch)
+    keep = table.confirmed[rows] <= epoch
     if not keep.all():
         table.dirty.update(np.asarray(columns[0])[~keep].tolist())
     where = rows[keep]
     table.provider_id[where] = np.asarray(columns[0], np.int64)[keep]
     table.generation[where] = np.asarray(columns[4], np.int64)[keep]
     table.disabled[where] = np.asarray(columns[5], dtype=bool)[keep]
-    table.reported_at[where] = _timestamps(columns[7])[keep]
-    table.failed_builds[where] = np.asarray(
-        [f or 0 for f in columns[9]] if None in columns[9] else columns[9],
-        np.int64)[keep]
+    table.reported_at[where] = stamps[keep]
+    table.failed_builds[where] = _failed_builds(columns[9])[keep]
     described = _described(table, rows, columns)
     described[new] = True
     for index in np.flatnonzero(described & keep).tolist():
@@ -220,6 +229,79 @@ def apply_changes(table, providers, inventories, read_epoch=None):
     for column, compute in table._report_columns.values():
         column[where] = compute(table, where)
     return n
+
+
+def _apply_usage(table, columns, rows, inventories, epoch):
+    """The fast path: apply rows of providers the table has, whose report
+    time is the table's, if their inventories changed nothing but their
+    usage; returns False, having changed nothing, if one changed more.
+
+    A report time that did not move means no report was written since
+    the table's (each one moves it forward: ``scheduler.db.providers``),
+    so the row's description, state and reported numbers are the
+    table's. What changes without a report is compared (the allocation
+    ratio, an aggregate's, and with it the capacity; the reported usage,
+    which free amounts rest on, should a writer of another release move
+    it alone) or stored
+    (failed builds). So only the generation, failed builds, claimed and
+    free amounts are stored, with a few numpy calls per resource class
+    for the whole batch: no description compared, no report column
+    recomputed.
+    """
+    by_class = _usage_by_class(table, inventories)
+    if by_class is None:
+        return False
+    for cols, where, (_, used, _), ratios in by_class:
+        if ((cols.reported_used[where] != used)
+                | (cols.allocation_ratio[where] != ratios)).any():
+            return False
+    keep = table.confirmed[rows] <= epoch
+    everything = keep.all()
+    if not everything:
+        table.dirty.update(np.asarray(columns[0])[~keep].tolist())
+        rows = rows[keep]
+    table.generation[rows] = np.asarray(columns[4], np.int64)[keep]
+    table.failed_builds[rows] = _failed_builds(columns[9])[keep]
+    for cols, where, block, _ in by_class:
+        if not everything:
+            kept = table.confirmed[where] <= epoch
+            where, block = where[kept], block[:, kept]
+        capacity, used, claimed = block
+        cols.claimed[where] = claimed
+        cols.free[where] = capacity - np.maximum(
+            used, claimed + cols.assumed[where])
+    return True
+
+
+def _usage_by_class(table, inventories):
+    """The inventory rows grouped by resource class, without a Python
+    step per row: ``[(the class's columns, table rows, capacity, reported
+    usage and claimed as a (3, rows) block, allocation ratios)]``; None
+    if a row's provider or class is not in the table."""
+    m = len(inventories)
+    if not m:
+        return []
+    fields = list(zip(*inventories))
+    rows = _rows_of(table, fields[0])
+    classes = sorted(set(fields[1]))
+    if rows.min() < 0 or not all(rc in table.resources for rc in classes):
+        return None
+    code_of = {rc: code for code, rc in enumerate(classes)}
+    codes = np.fromiter(map(code_of.__getitem__, fields[1]), np.intp, m)
+    order = np.argsort(codes, kind='stable')
+    bounds = np.searchsorted(codes[order], range(len(classes) + 1)).tolist()
+    block = np.array([fields[INVENTORY_FIELDS.index(name)] for name in (
+        'capacity', 'reported_used', 'claimed')], np.int64)[:, order]
+    ratios = np.fromiter(fields[-1], np.float64, m)[order]
+    rows = rows[order]
+    return [(table.resources[rc], rows[start:end], block[:, start:end],
+             ratios[start:end])
+            for rc, start, end in zip(classes, bounds, bounds[1:])]
+
+
+def _failed_builds(values):
+    return np.asarray([f or 0 for f in values] if None in values
+                      else values, np.int64)
 
 
 def _rows_of(table, provider_ids):

@@ -1,13 +1,18 @@
 """HostStateCache: a worker's HostTable kept in step with the database.
 
 The first refresh loads every provider and aggregate (cold start); later
-ones read the change feed's position (one statement of 64 small rows, on
-a Core connection: no ORM session) and, only if it moved, pull the
-providers stamped in the stripes that moved with their inventories (two
-statements, plain tuples applied column by column:
-``scheduler.host_state.bulk.apply_changes``), and aggregates and
-instances only if a stripe that stamps them moved
-(``scheduler.db.changes`` says why that never misses a committed change).
+ones read, on a connection the cache keeps and through the driver's own
+cursor (``scheduler.db.api.RawReader``: no pool checkout, no SQLAlchemy
+statement or result per poll), the change feed's position (one statement)
+and, only if it moved, the providers stamped in the stripes that moved
+with their inventories (two statements, plain tuples applied column by
+column: ``scheduler.host_state.bulk.apply_changes``, whose fast path
+stores only the generation and usage of rows that changed nothing else,
+a claim's or a release's), and aggregates and instances only if a stripe
+that stamps them moved (``scheduler.db.changes`` says why that never
+misses a committed change). The position and the providers are read in
+one transaction (in autocommit on PostgreSQL); a read that fails closes
+the kept connection, the next poll opens another.
 
 When the refresh runs is ``[scheduler] refresh_interval``. A positive value
 (the default, 0.1 s) starts a poller thread (``start``) that refreshes that
@@ -73,6 +78,11 @@ class HostStateCache:
         self._poller = None
         self._stop = threading.Event()
         self._outage = outages.OutageLog(LOG, 'Host state refresh')
+        # the refreshes' connection, kept (under _refreshing); reloads
+        # after a conflict borrow one of the pool (any thread). A cache
+        # without a database is filled by its owner (a benchmark's).
+        self._reader = db.raw_reader(keep=True) if db is not None else None
+        self._reloads = db.raw_reader() if db is not None else None
 
     # -- the poller ------------------------------------------------------
 
@@ -91,6 +101,13 @@ class HostStateCache:
         self._stop.set()
         if self._poller is not None:
             self._poller.join(5)
+        # not under a refresh stuck on a dead server: that one's
+        # connection is closed with it when it fails
+        if self._reader is not None and self._refreshing.acquire(timeout=5):
+            try:
+                self._reader.close()
+            finally:
+                self._refreshing.release()
 
     def poll_once(self):
         """One refresh of the poller (after the owner's cold load)."""
@@ -143,15 +160,21 @@ class HostStateCache:
             # read before the position: a write counted after it may be
             # missed by this refresh, and is caught by the next
             own_writes = self.db.local_writes
-            with self.db.connection() as connection:
-                current = changes.position(connection,
-                                           self.db.legacy_change_counter)
-                self.refreshed_at = started
-                self._own_writes_seen = own_writes
-                if self.position is not None and (
-                        current != self.position or self.table.dirty):
-                    return self._apply_changes(connection, current, epoch)
-            return self._cold_load(current) if self.position is None else 0
+            since, read = self.position, None
+            with self._reader.cursor() as cursor:
+                if since is None:
+                    current = changes.poll_position(
+                        cursor, self._reader.dialect,
+                        legacy=self.db.legacy_change_counter)
+                else:
+                    current, read = self._read_changes(cursor, since)
+            self.refreshed_at = started
+            self._own_writes_seen = own_writes
+            if since is None:
+                return self._cold_load(current)
+            if read is None:
+                return 0
+            return self._apply_changes(current, read, epoch)
 
     def _cold_load(self, current):
         with bulk.collector_paused():
@@ -169,29 +192,46 @@ class HostStateCache:
         self.rows_applied += len(providers)
         return len(providers)
 
-    def _apply_changes(self, connection, current, epoch):
-        """Read what changed between ``self.position`` and ``current``
-        through the poll's ``connection`` and apply it: the providers of
-        the stripes that moved (and the rows left dirty), aggregates and
-        instances only if a stripe that stamps them moved."""
-        since = self.position
-        with self.lock:  # reload_providers may add to it meanwhile
-            dirty = self.table.take_dirty()
-        providers, inventories = [], []
-        if current != since:
-            providers, inventories = db_providers.read_changed(
-                connection, since=since, until=current)
-        if dirty:
-            more = db_providers.read_changed(connection, provider_ids=dirty)
-            providers += more[0]
-            inventories += more[1]
-        aggregates = instances = None
-        if since.rows_moved(current):
-            aggregates = db_aggregates.load_aggregate_changes(
-                self.db, since=since, until=current, connection=connection)
-            if self.table.image_properties.enabled:
-                instances = db_instances.load_instance_changes(
+    def _read_changes(self, cursor, since):
+        """``(current position, what changed since ``since``)``, None for
+        the latter if nothing did: through the poll's ``cursor``, in one
+        transaction, the position and the providers changed, and those
+        left dirty, with their inventories; aggregates and instances, in
+        a transaction of their own, only if a stripe that stamps them
+        moved. A read that fails leaves the dirty rows dirty."""
+        dirty = set()
+        if self.table.dirty:  # a glance: decisions hold the lock long
+            with self.lock:  # reload_providers may add to it meanwhile
+                dirty = self.table.take_dirty()
+        try:
+            current, providers, inventories = db_providers.poll(
+                cursor, self._reader.dialect, since,
+                self.db.legacy_change_counter)
+            if current == since and not dirty:
+                return current, None
+            if dirty:
+                more = db_providers.read_changed(
+                    cursor, self._reader.dialect, provider_ids=dirty)
+                # lists or tuples, as the driver returns rows
+                providers = [*providers, *more[0]]
+                inventories = [*inventories, *more[1]]
+            aggregates = instances = None
+            if since.rows_moved(current):
+                aggregates = db_aggregates.load_aggregate_changes(
                     self.db, since=since, until=current)
+                if self.table.image_properties.enabled:
+                    instances = db_instances.load_instance_changes(
+                        self.db, since=since, until=current)
+        except BaseException:
+            with self.lock:
+                self.table.dirty.update(dirty)
+            raise
+        return current, (providers, inventories, aggregates, instances)
+
+    def _apply_changes(self, current, read, epoch):
+        """Apply what ``_read_changes`` read; the table is at ``current``
+        then."""
+        providers, inventories, aggregates, instances = read
         with self.lock:
             bulk.apply_changes(self.table, providers, inventories,
                                read_epoch=epoch)
@@ -210,9 +250,9 @@ class HostStateCache:
         """Re-read these providers whatever the feed says (after a claim
         conflict: the rows the plan relied on)."""
         epoch = self.table.confirm_epoch
-        with self.db.connection() as connection:
+        with self._reloads.cursor() as cursor:
             providers, inventories = db_providers.read_changed(
-                connection, provider_ids=provider_ids)
+                cursor, self._reloads.dialect, provider_ids=provider_ids)
         with self.lock:
             bulk.apply_changes(self.table, providers, inventories,
                                read_epoch=epoch)

@@ -8,7 +8,9 @@
 * A reader that only follows the feed never misses a committed change:
   concurrent writers (claims, releases, tracker reports) run while a
   reader keeps applying what the feed returns; at the end, the reader's
-  copy equals the database, row by row.
+  copy equals the database, row by row. The same holds for the
+  host-state poller's own reads (a kept connection, the driver's
+  cursors, the fast path for rows that only changed usage).
 """
 
 import random
@@ -23,6 +25,7 @@ from scheduler import objects
 from scheduler.model import resource_classes as rcs
 from scheduler.db import changes
 from scheduler.db import providers as db_providers
+from scheduler.host_state import HostStateCache
 from tests.functional import databases
 
 RATIOS = {rcs.VCPU: 1.0, rcs.MEMORY_MB: 1.0, rcs.DISK_GB: 1.0}
@@ -184,3 +187,39 @@ def test_a_reader_of_the_feed_misses_no_committed_change(database):
              for row in db_providers.load_changes(database)}
     assert reader.rows == truth
     assert reader.polls > 10
+
+
+def _table_essence(cache):
+    table, vcpu = cache.table, cache.table.resources[rcs.VCPU]
+    return {int(table.provider_id[row]): (
+        int(table.generation[row]), int(vcpu.claimed[row]),
+        int(vcpu.reported_used[row])) for row in range(table.size)}
+
+
+@pytest.mark.parametrize('backend', databases.BACKENDS)
+def test_the_pollers_reads_miss_no_committed_change(database):
+    hosts = ['h%02d' % i for i in range(HOSTS)]
+    providers = _providers(database, hosts)
+    cache = HostStateCache(database)
+    cache.refresh(force=True)
+    stop, errors = threading.Event(), []
+    writers = [threading.Thread(target=_writer, args=(
+        database, providers, hosts, seed, stop, errors))
+        for seed in range(1, WRITERS + 1)]
+    for thread in writers:
+        thread.start()
+    polls = 0
+    deadline = time.monotonic() + SECONDS
+    while time.monotonic() < deadline:
+        cache.refresh(force=True)
+        polls += 1
+    stop.set()
+    for thread in writers:
+        thread.join(60)
+    assert not errors, errors
+    cache.refresh(force=True)
+    truth = {row['id']: _essence(row)
+             for row in db_providers.load_changes(database)}
+    assert _table_essence(cache) == truth
+    assert polls > 10
+    cache.stop()

@@ -3,6 +3,8 @@ and tracker attributes are decoded only when read."""
 
 import numpy as np
 
+from scheduler import objects
+from scheduler.db import aggregates as db_aggregates
 from scheduler.db import changes
 from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
@@ -15,6 +17,7 @@ from .. import fakes
 C1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 C2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
 C3 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e53'
+A1 = '1a2b3c4d-0000-4000-8000-000000000001'
 
 
 def _cloud(db):
@@ -108,9 +111,11 @@ def test_poll_apply_equals_row_by_row_apply(db):
     fakes.report(db, 'h3', memory_mb=4096, memory_mb_used=2000,
                  availability_zone='az2', vcpus=12)
     fakes.report(db, 'h4', vcpus=4)
-    with db.connection() as connection:
-        until = changes.position(connection)
-        rows = db_providers.read_changed(connection, since, until)
+    reader = db.raw_reader()
+    with reader.cursor() as cursor:
+        until = changes.poll_position(cursor, reader.dialect)
+        rows = db_providers.read_changed(cursor, reader.dialect, since,
+                                         until)
     assert len(rows[0]) == 3
     tables[0].apply(db_providers.load_changes(db, since=since, until=until))
     assert bulk.apply_changes(tables[1], *rows) == 3
@@ -118,9 +123,10 @@ def test_poll_apply_equals_row_by_row_apply(db):
     assert tables[1].column('vcpus').tolist() == [8.0, 16.0, 12.0, 4.0]
     # a row whose usage alone changed again: still the same table
     claims.claim_resources(db, [claims.Claim(C3, h1, {rcs.VCPU: 1})])
-    with db.connection() as connection:
-        rows = db_providers.read_changed(connection, until,
-                                         changes.position(connection))
+    with reader.cursor() as cursor:
+        rows = db_providers.read_changed(
+            cursor, reader.dialect, until,
+            changes.poll_position(cursor, reader.dialect))
     assert len(rows[0]) == 1
     tables[0].apply(db_providers.load_changes(db, provider_ids=[h1]))
     bulk.apply_changes(tables[1], *rows)
@@ -137,8 +143,94 @@ def test_poll_apply_leaves_a_row_confirmed_since_for_a_reread(db):
     table.assume(row, {rcs.VCPU: 1})
     table.confirm(row, {rcs.VCPU: 1})
     before = int(table.resources[rcs.VCPU].claimed[row])
-    with db.connection() as connection:
-        rows = db_providers.read_changed(connection, provider_ids=[h1])
+    reader = db.raw_reader()
+    with reader.cursor() as cursor:
+        rows = db_providers.read_changed(cursor, reader.dialect,
+                                         provider_ids=[h1])
     bulk.apply_changes(table, *rows, read_epoch=epoch)
     assert int(table.resources[rcs.VCPU].claimed[row]) == before
     assert table.take_dirty() == {h1}
+
+
+def _vcpus_limit(table, rows):
+    vcpu = table.resources[rcs.VCPU]
+    return vcpu.total[rows] * vcpu.allocation_ratio[rows]
+
+
+def _poll_and_compare(db, since, tables):
+    """Apply what changed since ``since`` to ``tables`` (row by row to
+    the first, as the poller does to the second) and compare them."""
+    reader = db.raw_reader()
+    with reader.cursor() as cursor:
+        until = changes.poll_position(cursor, reader.dialect)
+        rows = db_providers.read_changed(cursor, reader.dialect, since,
+                                         until)
+    tables[0].apply(db_providers.load_changes(db, since=since, until=until))
+    bulk.apply_changes(tables[1], *rows)
+    _compare(*tables)
+    for table in tables:
+        assert table.report_column('limit', _vcpus_limit) is not None
+    assert np.array_equal(tables[0].report_column('limit', _vcpus_limit),
+                          tables[1].report_column('limit', _vcpus_limit))
+    return until
+
+
+def test_poll_apply_takes_a_ratio_changed_without_a_report(db):
+    """An aggregate's allocation ratio changes a host's inventories with
+    no report (its report time stays): the change is applied, and the
+    columns derived from reports with it, even where the capacity does
+    not move (all CPUs reserved)."""
+    db.aggregate_allocation_ratios = True
+    fakes.report(db, 'h1', vcpus=8, reserved_host_cpus=8)
+    fakes.report(db, 'h2', vcpus=8)
+    tables = [HostTable(default_zone='nova') for _ in range(2)]
+    for table in tables:
+        bulk.load(table, *db_providers.load_all(db))
+        table.report_column('limit', _vcpus_limit)
+    with db.reader() as session:
+        since = changes.position(session)
+    [row] = tables[1].rows_of_host('h1')
+    reported = tables[1].report_column('limit', _vcpus_limit)[row]
+    db_aggregates.save_aggregates(db, [objects.Aggregate(
+        uuid=A1, name='a', hosts=['h1'],
+        metadata={'cpu_allocation_ratio': '2'})])
+    since = _poll_and_compare(db, since, tables)
+    assert reported != 16.0
+    assert tables[1].resources[rcs.VCPU].allocation_ratio[row] == 2.0
+    assert tables[1].report_column('limit', _vcpus_limit)[row] == 16.0
+    # and back, while a claim lands on the other host (a batch of both)
+    db_aggregates.delete_aggregate(db, A1)
+    h2 = db_providers.find_provider(db, 'h2')['id']
+    claims.claim_resources(db, [claims.Claim(C3, h2, {rcs.VCPU: 1})])
+    _poll_and_compare(db, since, tables)
+    assert tables[1].report_column('limit', _vcpus_limit)[row] == reported
+
+
+def test_poll_apply_of_usage_only_rows_keeps_tentative_claims(db):
+    """Rows that only changed usage (the fast path) keep the worker's
+    tentative claims in their free amounts, and a row whose claim this
+    worker confirmed after the read is left as it is, for a re-read."""
+    _cloud(db)
+    table = HostTable()
+    bulk.load(table, *db_providers.load_all(db))
+    h1 = db_providers.find_provider(db, 'h1')['id']
+    h3 = db_providers.find_provider(db, 'h3')['id']
+    epoch = table.confirm_epoch
+    claims.claim_resources(db, [claims.Claim(C2, h1, {rcs.VCPU: 2})])
+    reader = db.raw_reader()
+    with reader.cursor() as cursor:
+        rows = db_providers.read_changed(cursor, reader.dialect,
+                                         provider_ids=[h1, h3])
+    row1, row3 = table.row_of(h1), table.row_of(h3)
+    table.assume(row1, {rcs.VCPU: 1})
+    # this worker's claim on h3, committed and confirmed after the read
+    table.assume(row3, {rcs.VCPU: 1})
+    table.confirm(row3, {rcs.VCPU: 1})
+    vcpu = table.resources[rcs.VCPU]
+    free3 = int(vcpu.free[row3])
+    bulk.apply_changes(table, *rows, read_epoch=epoch)
+    # h1 reports 3 VCPUs used: 2 claimed + 1 assumed count as much
+    assert int(vcpu.claimed[row1]) == 2
+    assert int(vcpu.free[row1]) == int(vcpu.capacity[row1]) - 3
+    assert (int(vcpu.claimed[row3]), int(vcpu.free[row3])) == (1, free3)
+    assert table.take_dirty() == {h3}

@@ -14,6 +14,7 @@ from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
 from scheduler.db import api as db_api
 from scheduler.db import models
+from scheduler.db import providers as db_providers
 from scheduler.host_state import HostStateCache
 
 from .. import fakes
@@ -204,31 +205,35 @@ def test_poller_logs_a_database_outage_once_and_its_end(db, hosts, caplog):
 
 
 class _Statements:
-    """The statements sent on ``db``'s engine (their first word)."""
+    """The SELECTs SQLite runs on ``db``'s connections opened from now
+    on, pooled or kept (their first word), whoever sends them."""
 
     def __init__(self, db):
         self.sent = []
-        sqlalchemy.event.listen(db.engine, 'before_cursor_execute',
-                                self._count)
+        db.engine.dispose()  # the pool's next connections are traced
+        sqlalchemy.event.listen(db.engine, 'connect', self._trace)
         self._engine = db.engine
 
-    def _count(self, conn, cursor, statement, *args):
+    def _trace(self, dbapi_connection, record):
+        dbapi_connection.set_trace_callback(self._count)
+
+    def _count(self, statement):
         verb = statement.split()[0].upper()
-        if verb != 'BEGIN':  # SQLite's own, no round trip
+        if verb == 'SELECT':  # not BEGIN and ROLLBACK: no round trips
             self.sent.append(verb)
 
     def close(self):
-        sqlalchemy.event.remove(self._engine, 'before_cursor_execute',
-                                self._count)
+        sqlalchemy.event.remove(self._engine, 'connect', self._trace)
 
 
 def test_a_poll_reads_what_moved_and_nothing_else(db, other_db, hosts):
+    counter = _Statements(db)
     cache = HostStateCache(db)
     cache.refresh()
     row = cache.table.row_of(hosts[0])
     free = int(cache.table.free(rcs.VCPU)[row])
-    counter = _Statements(db)
     try:
+        counter.sent.clear()
         assert cache.refresh(force=True) == 0
         # nothing new: the position's one statement
         assert counter.sent == ['SELECT']
@@ -243,10 +248,48 @@ def test_a_poll_reads_what_moved_and_nothing_else(db, other_db, hosts):
             metadata={'availability_zone': 'az9'})])
         counter.sent.clear()
         cache.refresh(force=True)
-        # an aggregate's stripe moved: it is read
+        # an aggregate's stripe moved: it is read (position, providers
+        # of that stripe: none, aggregates)
         assert len(counter.sent) == 3
     finally:
         counter.close()
     assert cache.table.free(rcs.VCPU)[row] == free - 2
     [h1] = cache.table.rows_of_host('h1')
     assert cache.table.view(h1).availability_zone == 'az9'
+
+
+def test_a_dropped_connection_costs_one_poll_and_loses_nothing(
+        db, other_db, hosts, caplog):
+    """The poller keeps its connection between polls; when the server
+    drops it, the poll fails (one warning), rows left to re-read stay
+    so, and the next poll opens another connection and catches up."""
+    cache = HostStateCache(db)
+    cache.refresh()
+    claims.claim_resources(other_db, [claims.Claim(C1, hosts[1],
+                                                   {rcs.VCPU: 2})])
+    cache.table.dirty.add(hosts[0])
+    cache._reader._held.dbapi_connection.close()
+    with caplog.at_level(logging.INFO, logger='scheduler.host_state.cache'):
+        cache.poll_once()
+        assert cache.table.dirty == {hosts[0]}
+        cache.poll_once()
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    assert 'Host state refresh failed' in messages[0]
+    assert messages[1] == 'Host state refresh works again'
+    assert not cache.table.dirty
+    row = cache.table.row_of(hosts[1])
+    assert cache.table.resources[rcs.VCPU].claimed[row] == 2
+
+
+def test_a_failed_read_leaves_dirty_rows_dirty(db, hosts, monkeypatch):
+    cache = HostStateCache(db)
+    cache.refresh()
+    cache.table.dirty.add(hosts[0])
+
+    def fails(*args, **kwargs):
+        raise db_exc.DBConnectionError(Exception('gone'))
+    monkeypatch.setattr(db_providers, 'read_changed', fails)
+    with pytest.raises(db_exc.DBConnectionError):
+        cache.refresh(force=True)
+    assert cache.table.dirty == {hosts[0]}
