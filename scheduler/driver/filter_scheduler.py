@@ -71,6 +71,9 @@ SETTLE_WAIT = 10.0
 # the random jitter that shuffles hosts of equal weight (see _top)
 TIE_JITTER = 1e-9
 
+# no rows (a diagnosis step that removed nothing)
+_NONE = np.empty(0, dtype=np.intp)
+
 
 @dataclasses.dataclass
 class _Plan:
@@ -344,7 +347,8 @@ class FilterScheduler:
 
     def _filter(self, table, request, diagnosis, within=None):
         """Rows that pass every filter (among ``within``, a mask of the
-        providers of the request's kind, if given)."""
+        providers of the request's kind, if given), in row order; the
+        table's read-only ``every_row()`` when all of them pass."""
         alive = requested_hosts_mask(table, request)
         hosts_in = table.size
         if within is not None:
@@ -352,14 +356,17 @@ class FilterScheduler:
             if not diagnosis.steps:  # only providers of that kind count
                 diagnosis.total_hosts = hosts_in
             alive &= within
-            removed = np.flatnonzero(within & ~alive)
-        else:
-            removed = np.flatnonzero(~alive)
+        hosts_left = int(np.count_nonzero(alive))
+        # the removed rows are only listed when there are some (the
+        # usual request names no host): counting is one cheap pass
+        removed = (_NONE if hosts_left == hosts_in else
+                   np.flatnonzero(~alive if within is None
+                                  else within & ~alive))
         diagnosis.add('RequestedHosts', hosts_in, len(removed),
                       _names(table, removed),
                       'force/ignore/retry/destination' if len(removed)
                       else None)
-        hosts_in = int(np.count_nonzero(alive))
+        hosts_in = hosts_left
         for plugin in self.filters:
             if not hosts_in:
                 break
@@ -369,23 +376,26 @@ class FilterScheduler:
                 continue
             # the row list only for per-host plugins (hot spot 4)
             rows = None if plugin.vectorized else np.flatnonzero(alive)
-            mask = plugin.mask_for(table, request, rows)
-            removed = alive & ~mask
-            hosts_out = int(np.count_nonzero(removed))
+            kept = alive & plugin.mask_for(table, request, rows)
+            hosts_out = hosts_in - int(np.count_nonzero(kept))
             if hosts_out:
-                out = np.flatnonzero(removed)
+                out = np.flatnonzero(alive ^ kept)  # alive, not kept
                 diagnosis.add(plugin.name, hosts_in, hosts_out,
                               _names(table, out),
                               plugin.explain(table, request, out))
-                alive &= mask
+                alive = kept
                 self.recorder.rejected(plugin.name, hosts_out)
             else:
                 diagnosis.add(plugin.name, hosts_in, 0, [], None)
             hosts_in -= hosts_out
-        LOG.debug('Filters: %s', '; '.join(
-            '%(filter)s %(hosts_in)d -> %(hosts_out)d removed' % step
-            for step in diagnosis.steps))
-        candidates = np.flatnonzero(alive)
+        if LOG.isEnabledFor(logging.DEBUG):  # the join is not free
+            LOG.debug('Filters: %s', '; '.join(
+                '%(filter)s %(hosts_in)d -> %(hosts_out)d removed' % step
+                for step in diagnosis.steps))
+        # every row passed (the usual request at a fraction of capacity):
+        # the table's own index, so the weighers read whole columns
+        candidates = (table.every_row() if hosts_in == table.size
+                      else np.flatnonzero(alive))
         if not len(candidates):
             self._no_valid_host(request, diagnosis)
         return candidates
@@ -481,12 +491,15 @@ class FilterScheduler:
         each and a partition of all of them.
         """
         wanted = min(wanted, len(rows))
-        if np.isnan(total.max()):  # NaN weights: rank all, NaN last
+        best = total.max()
+        if np.isnan(best):  # NaN weights: rank all, NaN last
             near = np.arange(len(rows))
         else:
-            kth = _kth_largest(total, wanted)
+            kth = best if wanted == 1 else _kth_largest(total, wanted)
             near = np.flatnonzero(total >= kth - TIE_JITTER)
         jittered = total[near] + self.rng.random(len(near)) * TIE_JITTER
+        if len(near) == 1:  # no tie: nothing to sort
+            return rows[near], jittered
         if wanted < len(near):
             top = np.argpartition(-jittered, wanted - 1)[:wanted]
         else:

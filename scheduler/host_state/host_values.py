@@ -22,7 +22,9 @@ tracker's reported usage. That makes each of them a number fixed by the
 host's report plus the table's free amount (``capacity - max(reported,
 claims)``); the first part is a column of the table recomputed when the
 host reports (``HostTable.report_column``), so a request adds two
-columns instead of deriving the value from seven.
+columns instead of deriving the value from seven (whole columns, without
+gathering the rows, when the rows are every row of the table:
+``HostTable.every_row``).
 
 A tracker that does not report ``free_ram_mb`` or ``free_disk_gb`` (not
 nova's) gets them derived from its totals, reserved and used amounts; one
@@ -119,6 +121,15 @@ def _less_claims(table, rc, rows, reported, name):
         return reported(table, rows) - _unreported_claims(table, rc, rows)
     part = table.report_column(
         name, lambda t, r: _report_part(reported)(t, r, rc))
+    return _plus_free(table, part, rc, rows)
+
+
+def _plus_free(table, part, rc, rows):
+    """``part`` (a whole column) plus the free amount of ``rc``, at
+    ``rows``: whole columns added when ``rows`` is every row (no gather,
+    ``HostTable.every_row``), the same numbers either way."""
+    if rows is table.every_row():
+        return part + table.free(rc)
     return part[rows] + table.free(rc, rows)
 
 
@@ -140,7 +151,7 @@ def vcpus_free(table, rows):
     part = table.report_column(
         'host_values.vcpus_free',
         lambda t, r: _vcpus_limit(t, r) - t.resources[rcs.VCPU].capacity[r])
-    return part[rows] + table.free(rcs.VCPU, rows)
+    return _plus_free(table, part, rcs.VCPU, rows)
 
 
 def _stat_or(table, stat, fallback, rows):

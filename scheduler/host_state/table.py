@@ -116,6 +116,9 @@ class HostTable:
         self._report_columns = {}
         # name -> (default, derive) of columns built together, see column()
         self._expected = {}
+        # see every_row(): rebuilt when its length is not the size
+        self._every_row = np.arange(0, dtype=np.intp)
+        self._every_row.flags.writeable = False
 
     # -- loading --------------------------------------------------------
 
@@ -277,6 +280,20 @@ class HostTable:
         for host, number in numbers.items():
             by_row[self.rows_of_host(host)] = number
         return by_row[np.asarray(rows, dtype=np.intp)]
+
+    def every_row(self):
+        """The index of every row (``arange(size)``), read-only, and the
+        same object as long as the table has ``size`` rows. The driver
+        passes it as the candidates when no filter removed a host; a
+        plugin that finds ``rows is table.every_row()`` may read whole
+        columns (``column[:size]``: views) instead of gathering ``rows``
+        (``scheduler.host_state.host_values``), for the same numbers."""
+        rows = self._every_row
+        if len(rows) != self.size:  # rows were appended since
+            rows = np.arange(self.size, dtype=np.intp)
+            rows.flags.writeable = False
+            self._every_row = rows
+        return rows
 
     def free(self, rc, rows=None):
         """Capacity left for ``rc``, per row (all rows, or ``rows``)."""

@@ -44,6 +44,8 @@ def column_fits(table, rc, amount, rows=None):
 
 def fits_all(table, resources, rows=None):
     """Mask of the rows where every class of ``resources`` fits."""
+    if rows is not None and rows is table.every_row():
+        rows = None  # whole columns: the same mask without gathers
     n = table.size if rows is None else len(rows)
     mask = np.ones(n, dtype=bool)
     for rc, amount in resources.items():

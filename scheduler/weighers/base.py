@@ -4,7 +4,14 @@
 its multiplier times its weights normalized to 0..1 (``normalize``), or
 None when its weights are all equal (they would add nothing: a request
 without a server group, hosts without failed builds), so the driver skips
-the multiplication over every candidate.
+the multiplication over every candidate. A weigher that can tell from
+the request or the table alone that its weights are all equal says so in
+``uniform(table, rows, request)``: ``weighted`` is then None without a
+``weigh_all`` pass over the candidates (with a finite multiplier: an
+infinite one still turns equal weights into NaN, as nova's does).
+``weighted`` computes the same numbers as ``normalize`` (same operations
+in the same order, so the same floats), reading each weight's minimum and
+maximum once.
 
 The multiplier comes from ``[filter_scheduler] <multiplier_option>``; an
 aggregate whose metadata sets the same key (e.g.
@@ -62,25 +69,35 @@ class BaseWeigher:
 
     def multipliers(self, table, rows):
         """The multiplier of each row: config, or aggregate override."""
-        values = np.full(len(rows), self.multiplier, dtype=np.float64)
         overrides = self._overrides(table, rows)
-        if overrides is not None:
-            values = np.where(np.isnan(overrides), values, overrides)
-        return values
+        if overrides is None:
+            return np.full(len(rows), self.multiplier, dtype=np.float64)
+        return _with_overrides(self.multiplier, overrides)
+
+    def uniform(self, table, rows, request):
+        """True if every row of ``rows`` is known to weigh the same
+        without weighing them (module docstring); False: weigh them."""
+        return False
 
     def weighted(self, table, rows, request):
         """Multipliers times normalized weights of ``rows``, or None when
         the weights are all equal (see the module docstring)."""
+        finite = math.isfinite(self.multiplier)
+        if finite and self.uniform(table, rows, request):
+            return None
         raw = np.asarray(self.weigh_all(table, rows, request),
                          dtype=np.float64)
-        if not len(raw) or (raw.min() == raw.max()
-                            and math.isfinite(self.multiplier)):
+        if not len(raw):
             return None
-        normalized = normalize(raw)
-        if self._overrides(table, rows) is None:
+        low, high = raw.min(), raw.max()
+        if low == high and finite:
+            return None
+        normalized = _scaled(raw, low, high)
+        overrides = self._overrides(table, rows)
+        if overrides is None:
             normalized *= self.multiplier
             return normalized
-        return self.multipliers(table, rows) * normalized
+        return _with_overrides(self.multiplier, overrides) * normalized
 
     def _overrides(self, table, rows):
         """Aggregate overrides of ``rows`` (NaN: none), or None."""
@@ -113,12 +130,24 @@ def _overrides(table, option):
     return overrides if not np.isnan(overrides).all() else None
 
 
+def _with_overrides(multiplier, overrides):
+    """Per row, the aggregate override, or ``multiplier`` (NaN: none)."""
+    return np.where(np.isnan(overrides), multiplier, overrides)
+
+
 def normalize(weights):
     """Scale to 0..1; all-equal weights become 0."""
     weights = np.asarray(weights, dtype=np.float64)
     if not len(weights):
         return weights
-    low, high = weights.min(), weights.max()
+    return _scaled(weights, weights.min(), weights.max())
+
+
+def _scaled(weights, low, high):
+    """``normalize`` of float ``weights`` whose extremes are known: a
+    new array (``weights`` may be a column of the table)."""
     if high == low:
         return np.zeros_like(weights)
-    return (weights - low) / (high - low)
+    scaled = weights - low
+    scaled /= high - low
+    return scaled

@@ -13,15 +13,23 @@ import numpy as np
 from scheduler.weighers import base
 
 
-def _members(table, rows, request, policy):
+def _other_policy(request, policy):
+    # every host weighs 0: the common case, a request without a group
     group = request.group
-    if group is None or group.policy != policy:
+    return group is None or group.policy != policy
+
+
+def _members(table, rows, request, policy):
+    if _other_policy(request, policy):
         return np.zeros(len(rows))
-    return table.per_host(group.hosts, rows)
+    return table.per_host(request.group.hosts, rows)
 
 
 class ServerGroupSoftAffinityWeigher(base.BaseWeigher):
     multiplier_option = 'soft_affinity_weight_multiplier'
+
+    def uniform(self, table, rows, request):
+        return _other_policy(request, 'soft-affinity')
 
     def weigh_all(self, table, rows, request):
         return _members(table, rows, request, 'soft-affinity')
@@ -29,6 +37,9 @@ class ServerGroupSoftAffinityWeigher(base.BaseWeigher):
 
 class ServerGroupSoftAntiAffinityWeigher(base.BaseWeigher):
     multiplier_option = 'soft_anti_affinity_weight_multiplier'
+
+    def uniform(self, table, rows, request):
+        return _other_policy(request, 'soft-anti-affinity')
 
     def weigh_all(self, table, rows, request):
         return -_members(table, rows, request, 'soft-anti-affinity')

@@ -52,3 +52,31 @@ def test_nan_weights_rank_last():
     driver.rng = np.random.default_rng(0)
     top, _ = driver._top(np.arange(3), np.array([np.nan, 0.2, 0.7]), 2)
     assert top.tolist() == [2, 1]
+
+
+# (id, totals, wanted, rows within the jitter of the wanted-th best)
+DRAWS = [
+    ('one best', [0.1, 0.9, 0.5], 1, [1]),
+    ('tie for first', [0.9, 0.2, 0.9], 1, [0, 2]),
+    ('tie at the cut', [0.9, 0.4, 0.4, 0.4, 0.1], 2, [0, 1, 2, 3]),
+    ('NaN: every row', [np.nan, 0.2, 0.7], 2, [0, 1, 2]),
+]
+
+
+@pytest.mark.parametrize('totals, wanted, near', [d[1:] for d in DRAWS],
+                         ids=[d[0] for d in DRAWS])
+def test_one_draw_per_row_near_the_cut_and_no_other(totals, wanted, near):
+    """The random stream is the product's (host_subset_size picks from
+    it next): _top draws one jitter per row within it of the wanted-th
+    best, whatever the path, and the weights are the totals plus them."""
+    driver = filter_scheduler.FilterScheduler.__new__(
+        filter_scheduler.FilterScheduler)
+    driver.rng = np.random.default_rng(11)
+    reference = np.random.default_rng(11)
+    total = np.array(totals, dtype=np.float64)
+    top, weights = driver._top(np.arange(len(totals)), total, wanted)
+    jittered = total[near] + reference.random(len(near)) * J
+    assert driver.rng.bit_generator.state == reference.bit_generator.state
+    # (no NaN among these tops: NaN ranks last)
+    of_row = dict(zip(near, jittered.tolist()))
+    assert weights.tolist() == [of_row[row] for row in top.tolist()]

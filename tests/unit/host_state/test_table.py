@@ -200,3 +200,20 @@ def test_per_host_reads_a_mapping_of_hosts():
     values = table.per_host({'h3': 2, 'h1': 5, 'gone': 9}, [2, 0, 1, 2])
     assert values.tolist() == [2.0, 5.0, 0.0, 2.0]
     assert table.per_host({}, [1], default=-1).tolist() == [-1.0]
+
+
+def test_every_row_is_the_index_of_every_row_never_a_stale_one():
+    table = fakes.host_table(fakes.provider(1, 'h1'), fakes.provider(2, 'h2'))
+    rows = table.every_row()
+    assert rows.tolist() == [0, 1]
+    # the same object while the table keeps its rows (the driver and the
+    # plugins recognise it by identity), and nobody may write into it
+    table.apply([fakes.provider(1, 'h1', vcpus_used=3)])
+    assert table.every_row() is rows
+    with pytest.raises(ValueError):
+        rows[0] = 1
+    # a provider appended: a new index with the new row, at once
+    table.apply([fakes.provider(3, 'h3')])
+    assert table.every_row() is not rows
+    assert table.every_row().tolist() == [0, 1, 2]
+    assert rows.tolist() == [0, 1]  # what a caller holds does not move

@@ -3,6 +3,7 @@ and SQL forms (the filter, the driver and the claim)."""
 
 import types
 
+import numpy as np
 import pytest
 
 from scheduler.db import claims
@@ -66,3 +67,18 @@ def test_the_claim_enforces_step_size(db, step, amount, fits):
         with pytest.raises(exception.ClaimConflict) as info:
             claims.claim_resources(db, attempt)
         assert info.value.kwargs['resource_class'] == rcs.VCPU
+
+
+def test_every_row_reads_whole_columns_for_the_same_mask():
+    table = HostTable()
+    table.apply([fakes.provider(i, 'h%d' % i, vcpus=4,
+                                cpu_allocation_ratio=1.0, vcpus_used=i)
+                 for i in range(1, 5)])
+    wanted = {rcs.VCPU: 2}
+    expected = [True, True, False, False]
+    assert fit.fits_all(table, wanted, np.arange(4)).tolist() == expected
+    assert fit.fits_all(table, wanted, table.every_row()).tolist() == \
+        expected
+    table.assume(0, {rcs.VCPU: 3})  # a claim changes the answer at once
+    assert fit.fits_all(table, wanted, table.every_row()).tolist() == [
+        False, True, False, False]
