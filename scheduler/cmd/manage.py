@@ -28,7 +28,7 @@ from scheduler.cmd import manage_extra
 from scheduler.cmd import output
 from scheduler.db import api as db_api
 from scheduler.db import migration
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 
 def _parser():
@@ -89,7 +89,7 @@ def db_version(database, args):
 
 
 def host_list(database, args):
-    hosts = db_providers.list_providers(database)
+    hosts = provider_reads.list_providers(database)
     if args.format == 'json':
         print(output.to_json(hosts))
         return
@@ -113,12 +113,12 @@ _COLUMNS = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 
 
 def host_show(database, args):
-    found = db_providers.find_provider(database, args.name)
+    found = provider_reads.find_provider(database, args.name)
     if found is None:
         print('No host named %s' % args.name, file=sys.stderr)
         return 1
-    host = db_providers.load_changes(database,
-                                     provider_ids=[found['id']])[0]
+    host = provider_reads.load_changes(database,
+                                       provider_ids=[found['id']])[0]
     allocations = claims.list_allocations(database, host=host['host'])
     allocations = [a for a in allocations
                    if a['provider_id'] == host['id']]

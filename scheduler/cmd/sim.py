@@ -37,7 +37,7 @@ from scheduler.cmd import sim_volumes
 from scheduler.context import RequestContext
 from scheduler.db import api as db_api
 from scheduler.db import migration
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 FLAVORS = {
     'm1.small': {'vcpus': 1, 'memory_mb': 2048, 'root_gb': 20},
@@ -159,7 +159,7 @@ class Simulation:
         deadline = time.monotonic() + timeout
         expected = len(self.hosts) + len(self.backends)
         while time.monotonic() < deadline:
-            if len(db_providers.list_providers(self.db)) >= expected:
+            if len(provider_reads.list_providers(self.db)) >= expected:
                 return
             time.sleep(0.05)
         raise RuntimeError('trackers did not all report within %ds' %
@@ -303,7 +303,7 @@ class Simulation:
                            [[f, per[f][0], per[f][1]] for f in FLAVORS]))
 
     def _print_hosts(self):
-        hosts = [h for h in db_providers.list_providers(self.db)
+        hosts = [h for h in provider_reads.list_providers(self.db)
                  if h['kind'] == 'compute']
         by_zone = collections.defaultdict(list)
         for h in hosts:
@@ -339,7 +339,7 @@ class Simulation:
 
     def _overcommitted(self):
         bad = []
-        for h in db_providers.list_providers(self.db):
+        for h in provider_reads.list_providers(self.db):
             for rc, inv in h['inventories'].items():
                 if max(inv['claimed'], inv['reported_used']) > \
                         inv['capacity']:

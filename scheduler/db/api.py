@@ -6,12 +6,13 @@ read-only one, ``db.connection()`` a Core connection for a few fixed
 reads (no ORM session to build and close), ``db.raw_reader()`` the
 driver's own cursors for the host-state poller's reads every 100 ms
 (``RawReader``: no SQLAlchemy per poll, and no pool checkout on the
-connection the poller keeps); writers use
-``scheduler.db.changes.write``, which wraps ``writer()`` and records the
-change in the feed; ``local_writes`` counts those committed through this
-pool (``count_local_write``), so the worker's own writes reach its next
-decision without waiting for the poller (tracker reports excepted:
-``scheduler.db.changes.write``).
+connection the poller keeps), ``db.driver_calls`` the claim function's
+call on connections kept for it (``scheduler.db.driver_calls``);
+writers use ``scheduler.db.changes.write``, which wraps ``writer()`` and
+records the change in the feed; ``local_writes`` counts those committed
+through this pool (``count_local_write``), so the worker's own writes
+reach its next decision without waiting for the poller (tracker reports
+excepted: ``scheduler.db.changes.write``).
 ``next_change_seq(session)`` bumps the previous release's global change
 counter (only under ``[database] legacy_change_counter``, last in the
 transaction, after the provider rows are locked).
@@ -45,6 +46,8 @@ from oslo_config import cfg
 from oslo_db import api as oslo_db_api
 from oslo_db.sqlalchemy import enginefacade
 
+from scheduler.db import driver_calls
+from scheduler.db import driver_connections
 from scheduler.db import models
 
 _FACADE_OPTIONS = ('connection', 'slave_connection', 'sqlite_fk',
@@ -109,6 +112,9 @@ class Database:
         # (scheduler.host_state.cache)
         self.local_writes = 0
         self._local_writes_lock = threading.Lock()
+        # the claim function's calls on PostgreSQL, on connections of
+        # this pool kept for them (scheduler.db.driver_calls)
+        self.driver_calls = driver_calls.DriverCalls(self)
 
     def count_local_write(self):
         with self._local_writes_lock:
@@ -209,11 +215,9 @@ class Database:
         common snapshot.
 
         With psycopg2 the driver's own ``autocommit`` flag is set for the
-        block and cleared after it: both are client-side, with no round
-        trip. SQLAlchemy's ``isolation_level = AUTOCOMMIT`` option would
-        send ``SET default_transaction_isolation`` every time the
-        connection goes back to the pool (856 statements for 500
-        placements, seen in PostgreSQL's statement log)."""
+        block and cleared after it, with no round trip, not SQLAlchemy's
+        ``isolation_level`` option (``scheduler.db.driver_connections``
+        says why)."""
         if self.engine.dialect.driver != 'psycopg2':
             with self.engine.connect().execution_options(
                     isolation_level='AUTOCOMMIT') as connection:
@@ -221,14 +225,11 @@ class Database:
             return
         with self.engine.connect() as connection:
             driver = connection.connection.driver_connection
-            driver.autocommit = True
+            driver_connections.enter_autocommit(driver)
             try:
                 yield connection
             finally:
-                if not driver.closed:
-                    # no transaction is open in autocommit: the pool's
-                    # rollback on return then sends nothing either
-                    driver.autocommit = False
+                driver_connections.leave_autocommit(driver)
 
     def raw_reader(self, keep=False):
         """A ``RawReader`` of this database: reads through the driver's
@@ -236,6 +237,11 @@ class Database:
         return RawReader(self.engine, keep)
 
     def dispose(self):
+        """Close the pool's idle connections and those kept for
+        ``driver_calls``. The pool stays usable: later statements open
+        connections again. A ``RawReader``'s kept connection is its
+        owner's to close (``RawReader.close``)."""
+        self.driver_calls.close()
         self._tx.dispose_pool()
 
 
@@ -271,7 +277,15 @@ class RawReader:
     round trips). ``scheduler.db.changes`` says why either is enough for
     a reader of the change feed. A driver error leaves the block as
     SQLAlchemy's ``DBAPIError``, so an outage is told from a bug as for
-    any other read (``scheduler.db.outages``).
+    any other read (``scheduler.db.outages``); the poller's next poll is
+    its retry.
+
+    ``scheduler.db.driver_calls.DriverCalls`` (the claim function's
+    call) keeps connections of the pool too, but for many threads,
+    checked out rather than detached, and sends a failed call once more
+    through SQLAlchemy rather than raising it: its module docstring says
+    why. What the two do alike (autocommit, closing a connection that
+    failed) is ``scheduler.db.driver_connections``.
     """
 
     def __init__(self, engine, keep=False):
@@ -298,8 +312,7 @@ class RawReader:
             if self.dialect != 'postgresql':
                 connection.rollback()
             elif not self._keep:
-                # client-side, no round trip; no transaction is open
-                connection.autocommit = False
+                driver_connections.leave_autocommit(connection)
         except BaseException as exc:
             self._drop(proxied)
             if isinstance(exc, self._dbapi.Error):
@@ -320,7 +333,7 @@ class RawReader:
             raise self._wrapped(exc) from exc
         connection = proxied.dbapi_connection
         if self.dialect == 'postgresql':
-            connection.autocommit = True
+            driver_connections.enter_autocommit(connection)
         elif self.dialect == 'mysql' and connection.get_autocommit():
             connection.autocommit(False)
         if self._keep:
@@ -329,16 +342,11 @@ class RawReader:
         return proxied
 
     def _drop(self, proxied):
-        """Close a connection a block failed on (it may be broken)."""
+        """Close a connection a block failed on (it may be broken), or
+        the kept one (``close``)."""
         if proxied is self._held:
             self._held = None
-        try:
-            if self._keep:
-                proxied.dbapi_connection.close()
-            else:
-                proxied.invalidate()
-        except Exception:  # closed or gone, either way
-            pass
+        driver_connections.discard(proxied)
 
     def _wrapped(self, exc):
         return sa_exc.DBAPIError.instance(

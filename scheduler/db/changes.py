@@ -135,11 +135,11 @@ host-state poller (below).
 
 The poller's reads
 ------------------
-The host-state poller (``scheduler.host_state.cache``) reads through the
-driver's cursor of a connection it keeps (``scheduler.db.api.RawReader``),
-with fixed SQL text, its integers written in: ``poll_position`` and
-``select_changed`` here, the rows' columns in
-``scheduler.db.providers.read_changed``. On MySQL and MariaDB the
+The host-state poller's reads (``scheduler.db.provider_reads.poll``) go
+through the driver's cursor of a connection it keeps
+(``scheduler.db.api.RawReader``), as fixed SQL text with its integers
+written in; the feed's part of that text is built here:
+``poll_position`` and ``select_changed``. On MySQL and MariaDB the
 position comes back as the stripes whose value differs from the position
 the poller read last (none on a poll that finds nothing: that driver
 decodes rows in Python), the others keeping the value they had.
@@ -267,7 +267,7 @@ def select_changed(select, table, since, until=None, dialect=None):
     the rows of ``table`` changed between ``since`` and ``until``
     (``changed_after``), its integers written in (no parameters), for a
     driver's cursor: the poller's read
-    (``scheduler.db.providers.read_changed``).
+    (``scheduler.db.provider_reads.read_changed``).
 
     On SQLite (``dialect``), one SELECT per stripe asked about, searching
     the feed's index by name, joined by UNION ALL (a row is stamped in

@@ -58,7 +58,6 @@ from oslo_log import log as logging
 from sqlalchemy.dialects import postgresql
 
 from scheduler.db import changes
-from scheduler.db import driver_calls
 from scheduler.db import models
 from scheduler.model import fit
 
@@ -273,7 +272,7 @@ def claim(database, ids, consumers, pairs, rows, now):
     try:
         # on a connection kept for it, through the driver
         # (``scheduler.db.driver_calls``)
-        answer = driver_calls.of(database).scalar(_CALL, params)
+        answer = database.driver_calls.scalar(_CALL, params)
     except db_exc.DBError as exc:
         if _sqlstate(exc) != '42883':  # undefined_function: dropped since
             raise

@@ -10,8 +10,7 @@ claim, measured in process on PostgreSQL (doc/source/performance.rst).
 checked out, in the driver's autocommit mode, and runs a statement on a
 cursor of one of them::
 
-    calls = driver_calls.of(database)
-    answer = calls.scalar('SELECT f(%(a)s)', {'a': 1})
+    answer = database.driver_calls.scalar('SELECT f(%(a)s)', {'a': 1})
 
 The connections stay the pool's: they count against ``[database]
 max_pool_size`` and ``max_overflow`` as any checked-out connection does;
@@ -20,38 +19,48 @@ to the pool if ``KEEP`` are kept already.
 
 A statement that fails on the driver's connection (the database
 restarted since the connection was opened, a deadlock, any error) is
-sent once more the usual way, through SQLAlchemy, whose pool checks
-its connection first and whose errors oslo.db translates (a deadlock as
-``DBDeadlock``, which ``retry_on_deadlock`` retries; an outage as
-``DBConnectionError``, ``scheduler.db.outages``); the connection the
-error came from is closed, never kept. If the first try had in fact run
-before its connection dropped, the second finds what it wrote: the claim
-function answers that its consumers hold claims, and the claim is taken
-the way a repeated request's is (``scheduler.db.claims``).
+sent once more the usual way, through SQLAlchemy, whose errors oslo.db
+translates (a deadlock as ``DBDeadlock``, which ``retry_on_deadlock``
+retries; an outage as ``DBConnectionError``, ``scheduler.db.outages``);
+the connection the error came from is closed, never kept. If the first
+try had in fact run before its connection dropped, the second finds what
+it wrote: the claim function answers that its consumers hold claims, and
+the claim is taken the way a repeated request's is
+(``scheduler.db.claims``).
 
 PostgreSQL (psycopg2) only: the claim function is PostgreSQL's.
+
+``Database`` makes one per pool (``database.driver_calls``), and
+``Database.dispose`` closes the connections it keeps (``close``).
+
+Why not as ``scheduler.db.api.RawReader`` does (the two share their
+rules on autocommit and on a failed connection:
+``scheduler.db.driver_connections``):
+
+* Many threads call at once (a worker's RPC executor), so kept
+  connections are a pool of their own, under a lock, and a thread finds
+  one kept or takes one from the pool; the poller's reader is one
+  thread's, with one connection and no lock.
+* They stay checked out of the pool, not detached: a worker's claim
+  calls are bounded by the pool's size like its other statements, and a
+  connection beyond ``KEEP`` goes back to it. The poller's one connection
+  is held for the worker's life, outside the pool's count.
+* A failed call is sent once more through SQLAlchemy instead of raised
+  as SQLAlchemy's ``DBAPIError`` as the reader's are: the claim's
+  callers need oslo.db's translated errors (``DBDeadlock``,
+  ``DBConnectionError``), which only its hooks on SQLAlchemy's execution
+  make, and a claim is on the request path, where a stale connection
+  must cost a second try, not an error; the poller reads again at its
+  next poll anyway.
 """
 
 import collections
 import threading
-import weakref
+
+from scheduler.db import driver_connections
 
 #: idle connections kept per database
 KEEP = 4
-
-_CALLS = weakref.WeakKeyDictionary()
-_CALLS_LOCK = threading.Lock()
-
-
-def of(database):
-    """The ``DriverCalls`` of ``database`` (made at first use)."""
-    calls = _CALLS.get(database)
-    if calls is None:
-        with _CALLS_LOCK:
-            calls = _CALLS.get(database)
-            if calls is None:
-                calls = _CALLS[database] = DriverCalls(database)
-    return calls
 
 
 class DriverCalls:
@@ -77,15 +86,20 @@ class DriverCalls:
                 cursor.close()
         except self._dbapi.Error:
             if proxied is not None:
-                try:
-                    proxied.invalidate()
-                except Exception:  # noqa: S110 - closed or gone, either way
-                    pass
+                driver_connections.discard(proxied)
             # once more the usual way (module docstring)
             with self._database.autocommit() as connection:
                 return connection.exec_driver_sql(sql, params).scalar()
         self._give_back(proxied)
         return None if row is None else row[0]
+
+    def close(self):
+        """Close the connections kept (``Database.dispose``). Calls may
+        go on: they take connections of the pool again, and keep them."""
+        with self._lock:
+            kept, self._idle = self._idle, collections.deque()
+        for proxied in kept:
+            driver_connections.discard(proxied)
 
     def _take(self):
         """A connection in autocommit: a kept one, else the pool's."""
@@ -94,9 +108,9 @@ class DriverCalls:
                 proxied = self._idle.pop()
                 if not proxied.dbapi_connection.closed:
                     return proxied
-                proxied.invalidate()
+                driver_connections.discard(proxied)
         proxied = self._database.engine.raw_connection()
-        proxied.dbapi_connection.autocommit = True
+        driver_connections.enter_autocommit(proxied.dbapi_connection)
         return proxied
 
     def _give_back(self, proxied):
@@ -104,7 +118,5 @@ class DriverCalls:
             if len(self._idle) < KEEP:
                 self._idle.append(proxied)
                 return
-        # client-side, no round trip: the pool's connections run in
-        # transactions
-        proxied.dbapi_connection.autocommit = False
+        driver_connections.leave_autocommit(proxied.dbapi_connection)
         proxied.close()

@@ -1,8 +1,8 @@
 """A worker's cold load and its poller's updates, column by column.
 
 ``load(table, providers, inventories)`` fills an empty ``HostTable`` from
-the rows of ``scheduler.db.providers.load_all`` (plain tuples, no dict per
-row): each column is built once with ``np.fromiter`` / fancy indexing
+the rows of ``scheduler.db.provider_reads.load_all`` (plain tuples, no dict
+per row): each column is built once with ``np.fromiter`` / fancy indexing
 instead of one numpy store per row and field, and attributes stay JSON
 text (``AttributeStore``). The result is the table ``HostTable.apply``
 would build from the same rows (``tests/unit/host_state/test_bulk.py``).
@@ -10,7 +10,7 @@ No Python loop runs per inventory row, and per provider only the ones
 that build the host-name index.
 
 ``apply_changes(table, providers, inventories, read_epoch)`` applies the
-rows of ``scheduler.db.providers.read_changed`` (the same columns; report
+rows of ``scheduler.db.provider_reads.read_changed`` (the same columns; report
 times as datetimes or ISO text) to a table that has rows, as
 ``HostTable.apply`` would apply them as dicts (same test). A batch whose
 rows only changed usage (claims, releases: nearly every poll of a busy
@@ -43,7 +43,7 @@ import numpy as np
 
 from scheduler.host_state.table import _ResourceColumns
 
-# the column order of scheduler.db.providers.load_all
+# the column order of scheduler.db.provider_reads.load_all
 PROVIDER_FIELDS = ('id', 'uuid', 'host', 'nodename', 'generation',
                    'disabled', 'availability_zone', 'reported_at',
                    'attributes', 'failed_builds', 'kind')

@@ -46,7 +46,7 @@ from scheduler.db import aggregates as db_aggregates
 from scheduler.db import changes
 from scheduler.db import instances as db_instances
 from scheduler.db import outages
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.host_state import bulk
 from scheduler.host_state.table import HostTable
 
@@ -178,7 +178,7 @@ class HostStateCache:
 
     def _cold_load(self, current):
         with bulk.collector_paused():
-            providers, inventories = db_providers.load_all(self.db)
+            providers, inventories = provider_reads.load_all(self.db)
             aggregates = db_aggregates.load_aggregate_changes(self.db)
             instances = (db_instances.load_instance_changes(self.db)
                          if self.table.image_properties.enabled else None)
@@ -204,13 +204,13 @@ class HostStateCache:
             with self.lock:  # reload_providers may add to it meanwhile
                 dirty = self.table.take_dirty()
         try:
-            current, providers, inventories = db_providers.poll(
+            current, providers, inventories = provider_reads.poll(
                 cursor, self._reader.dialect, since,
                 self.db.legacy_change_counter)
             if current == since and not dirty:
                 return current, None
             if dirty:
-                more = db_providers.read_changed(
+                more = provider_reads.read_changed(
                     cursor, self._reader.dialect, provider_ids=dirty)
                 # lists or tuples, as the driver returns rows
                 providers = [*providers, *more[0]]
@@ -251,7 +251,7 @@ class HostStateCache:
         conflict: the rows the plan relied on)."""
         epoch = self.table.confirm_epoch
         with self._reloads.cursor() as cursor:
-            providers, inventories = db_providers.read_changed(
+            providers, inventories = provider_reads.read_changed(
                 cursor, self._reloads.dialect, provider_ids=provider_ids)
         with self.lock:
             bulk.apply_changes(self.table, providers, inventories,

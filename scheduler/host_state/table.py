@@ -123,7 +123,7 @@ class HostTable:
     # -- loading --------------------------------------------------------
 
     def apply(self, providers, read_epoch=None):
-        """Insert or update rows from ``scheduler.db.providers`` dicts.
+        """Insert or update rows from ``scheduler.db.provider_reads`` dicts.
 
         ``read_epoch``: ``confirm_epoch`` when they were read. A row this
         worker confirmed a claim on since then may have been read without

@@ -25,6 +25,7 @@ from scheduler import objects
 from scheduler.model import resource_classes as rcs
 from scheduler.db import changes
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.host_state import HostStateCache
 from tests.functional import databases
 
@@ -49,7 +50,7 @@ def _time(second):
 def _providers(db, hosts):
     for host in hosts:
         db_providers.record_compute_node(db, _node(host), RATIOS)
-    return [db_providers.find_provider(db, h)['id'] for h in hosts]
+    return [provider_reads.find_provider(db, h)['id'] for h in hosts]
 
 
 def _hold(db, provider_id, stripe, held, release):
@@ -124,10 +125,10 @@ class _Reader:
         with self.db.reader() as session:
             current = changes.position(session)
         if self.position is None:
-            found = db_providers.load_changes(self.db)
+            found = provider_reads.load_changes(self.db)
         else:
-            found = db_providers.load_changes(self.db, since=self.position,
-                                              until=current)
+            found = provider_reads.load_changes(self.db, since=self.position,
+                                                until=current)
         for row in found:
             self.rows[row['id']] = _essence(row)
         self.position = current
@@ -184,7 +185,7 @@ def test_a_reader_of_the_feed_misses_no_committed_change(database):
     assert not errors, errors
     reader.poll()
     truth = {row['id']: _essence(row)
-             for row in db_providers.load_changes(database)}
+             for row in provider_reads.load_changes(database)}
     assert reader.rows == truth
     assert reader.polls > 10
 
@@ -219,7 +220,7 @@ def test_the_pollers_reads_miss_no_committed_change(database):
     assert not errors, errors
     cache.refresh(force=True)
     truth = {row['id']: _essence(row)
-             for row in db_providers.load_changes(database)}
+             for row in provider_reads.load_changes(database)}
     assert _table_essence(cache) == truth
     assert polls > 10
     cache.stop()

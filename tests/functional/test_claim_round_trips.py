@@ -27,6 +27,7 @@ from scheduler.cmd import status
 from scheduler.model import resource_classes as rcs
 from scheduler.db import models
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from tests.functional import databases
 
 RATIOS = {rcs.VCPU: 1.0, rcs.MEMORY_MB: 1.0, rcs.DISK_GB: 1.0}
@@ -44,7 +45,7 @@ def _providers(db, hosts):
         db_providers.record_compute_node(
             db, objects.ComputeNode.from_stats(host, host, {
                 'vcpus': 8, 'memory_mb': 8192, 'local_gb': 100}), RATIOS)
-    return [db_providers.find_provider(db, h)['id'] for h in hosts]
+    return [provider_reads.find_provider(db, h)['id'] for h in hosts]
 
 
 class _Statements:
@@ -119,6 +120,20 @@ def test_a_database_without_the_routine_claims_the_long_way(
     migration.db_sync(database)
     assert claim_routine.usable(database)
     assert _schema_check(database, tmp_path, capsys) == (0, False)
+
+
+@pytest.mark.parametrize('backend', ['postgresql'])
+def test_dispose_closes_the_connection_kept_for_the_claim_call(database):
+    """The claim function's call keeps its connection checked out of the
+    pool (``scheduler.db.driver_calls``) until ``Database.dispose``
+    closes it; claims go on after, on a new one."""
+    provider, = _providers(database, ['h1'])
+    for _ in range(2):
+        claims.claim_resources(database, [claims.Claim(
+            uuidutils.generate_uuid(), provider, RESOURCES, 'h1')])
+        assert database.engine.pool.checkedout() == 1
+        database.dispose()
+        assert database.engine.pool.checkedout() == 0
 
 
 def _schema_check(database, tmp_path, capsys):

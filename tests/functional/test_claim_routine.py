@@ -22,6 +22,7 @@ from scheduler.db import claim_routine
 from scheduler.db import claims
 from scheduler.db import models
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.model import resource_classes as rcs
 from tests.functional import databases
 
@@ -37,7 +38,7 @@ def _providers(db, hosts, vcpus=8):
             db, objects.ComputeNode.from_stats(host, host, {
                 'vcpus': vcpus, 'memory_mb': 8192, 'local_gb': 100}),
             RATIOS)
-    return [db_providers.find_provider(db, h)['id'] for h in hosts]
+    return [provider_reads.find_provider(db, h)['id'] for h in hosts]
 
 
 def _state(db):

@@ -22,6 +22,7 @@ from oslo_utils import uuidutils
 from scheduler import objects
 from scheduler.db import claims
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.model import resource_classes as rcs
 from tests.functional import databases
 
@@ -45,7 +46,7 @@ def _absorb(db, nodes):
 
 
 def _inventory(db, host, rc=rcs.VCPU):
-    [stored] = [p for p in db_providers.list_providers(db)
+    [stored] = [p for p in provider_reads.list_providers(db)
                 if p['host'] == host]
     return stored['inventories'][rc]
 
@@ -135,7 +136,7 @@ def test_a_claim_since_the_read_is_kept(database, monkeypatch):
     """A claim between the read and the lock moves the generation: the
     write reads the inventories again, writes what the report changed and
     keeps the claim's usage."""
-    [provider] = [db_providers.find_provider(database, 'h1')['id']
+    [provider] = [provider_reads.find_provider(database, 'h1')['id']
                   for _ in [_absorb(database, [_node('h1', 0)])]]
     _written_meanwhile(monkeypatch, lambda: claims.claim_resources(
         database, [claims.Claim(uuidutils.generate_uuid(), provider,

@@ -1,9 +1,10 @@
 """Builders of test data: provider dicts, host tables, requests, reports.
 
-``provider()`` returns the dict shape ``scheduler.db.providers.load_changes``
-yields, with inventories computed by the real
-``inventories_from_node`` from a ComputeNode report, so capacity
-(``(total - reserved) * allocation_ratio``) is never hand-computed here.
+``provider()`` returns the dict shape
+``scheduler.db.provider_reads.load_changes`` yields, with inventories
+computed by the real ``inventories_from_node`` from a ComputeNode report,
+so capacity (``(total - reserved) * allocation_ratio``) is never
+hand-computed here.
 """
 
 import datetime
@@ -12,6 +13,7 @@ from scheduler import objects
 from scheduler.objects import base as objects_base
 from scheduler.model import resource_classes as rcs
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.host_state import HostTable
 from scheduler.model.request_state import RequestState
 
@@ -115,7 +117,7 @@ def report(db, host, node=None, updated_at=None, **stats):
     if updated_at is not None:
         node_obj.updated_at = updated_at
     db_providers.record_compute_node(db, node_obj, RATIO_DEFAULTS)
-    return db_providers.find_provider(db, node_obj.nodename)['id']
+    return provider_reads.find_provider(db, node_obj.nodename)['id']
 
 
 def fields_of(value):

@@ -16,7 +16,7 @@ from scheduler import exception
 from scheduler.model import names
 from scheduler import objects
 from scheduler.model import resource_classes as rcs
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from tests.unit.rpc import edge
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
@@ -43,7 +43,7 @@ def _expected_error(call, *args, **kwargs):
 
 
 def _hosts(db):
-    return {p['host']: p for p in db_providers.list_providers(db)}
+    return {p['host']: p for p in provider_reads.list_providers(db)}
 
 
 BAD_CALLS = [

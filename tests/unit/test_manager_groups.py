@@ -13,7 +13,7 @@ from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import objects
 from scheduler.client import SchedulerClient
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from tests.unit.rpc import edge
 
 CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
@@ -64,7 +64,7 @@ def test_bad_generic_report_is_dropped_with_a_warning(manager, db, caplog):
         edge.send(manager, 'update_resource_stats', name='cinder1', stats={
             'kind': 'storage', 'inventories': {'GOLD': {'total': 1}}})
     manager.report_writer.flush()
-    assert db_providers.list_providers(db) == []
+    assert provider_reads.list_providers(db) == []
     assert 'stats.inventories.GOLD' in caplog.text
 
 

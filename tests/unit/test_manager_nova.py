@@ -11,7 +11,7 @@ from scheduler.service import composition
 from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler.model import resource_classes as rcs
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from tests.unit.fixtures.nova import compute_nodes
 from tests.unit.fixtures.nova import legacy_requests
 
@@ -37,7 +37,7 @@ def manager(conf, db):
 
 def test_nova_request_spec_places_a_pinned_guest(manager, db):
     inventories = {p['host']: p['inventories']
-                   for p in db_providers.list_providers(db)}
+                   for p in provider_reads.list_providers(db)}
     assert inventories['compute-01'][rcs.PCPU]['total'] == 8
     assert inventories['compute-01'][rcs.PCPU]['reported_used'] == 1
     assert rcs.PCPU not in inventories['compute-02']

@@ -12,7 +12,7 @@ from scheduler import context as sched_context
 from scheduler import objects
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import instances as db_instances
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 from . import fakes
 from .rpc import edge
@@ -39,7 +39,7 @@ def _aggregates(db):
 
 def _failures(db):
     return {p['nodename']: p['failed_builds']
-            for p in db_providers.list_providers(db)}
+            for p in provider_reads.list_providers(db)}
 
 
 BAD_CASTS = [

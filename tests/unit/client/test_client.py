@@ -22,7 +22,7 @@ from scheduler.rpc import messaging
 from scheduler.client import SchedulerClient
 from scheduler.db import api as db_api
 from scheduler.db import migration
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 UUID2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
@@ -79,7 +79,7 @@ def _report(cloud, host, **stats):
     reaches decisions with the worker's next poll otherwise)."""
     cloud.client.update_resource_stats(CTXT, (host, host),
                                        dict(HOST, **stats))
-    provider = _wait_for(lambda: db_providers.find_provider(cloud.db, host))
+    provider = _wait_for(lambda: provider_reads.find_provider(cloud.db, host))
     cloud.endpoint.host_cache.refresh(force=True)
     return provider
 

@@ -7,6 +7,7 @@ import datetime
 import pytest
 
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.host_state import HostStateCache
 
 from .. import fakes
@@ -14,7 +15,7 @@ from .. import fakes
 
 def _failures(db):
     return {p['nodename']: p['failed_builds']
-            for p in db_providers.list_providers(db)}
+            for p in provider_reads.list_providers(db)}
 
 
 def _later(minutes):

@@ -11,7 +11,7 @@ from scheduler import exception
 from scheduler.model import resource_classes as rcs
 from scheduler.db import api as db_api
 from scheduler.db import changes
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 from .. import fakes
 
@@ -22,7 +22,7 @@ T0 = datetime.datetime(2026, 3, 1, 12, 0, 0)
 
 
 def _provider(db, provider_id):
-    rows = db_providers.load_changes(db, provider_ids=[provider_id])
+    rows = provider_reads.load_changes(db, provider_ids=[provider_id])
     return rows[0]
 
 
@@ -185,7 +185,7 @@ def test_sync_only_touches_the_named_host(db, host):
 
 def _seen_after(db, mark, provider_id):
     """Does a reader at feed position ``mark`` find ``provider_id``?"""
-    rows = db_providers.load_changes(db, since=mark)
+    rows = provider_reads.load_changes(db, since=mark)
     return provider_id in {r['id'] for r in rows}
 
 

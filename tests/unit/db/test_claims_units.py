@@ -6,7 +6,7 @@ import pytest
 
 from scheduler.db import claims
 from scheduler import exception
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 from .. import fakes
 
@@ -20,7 +20,7 @@ def host(db):
 
 
 def _claimed(db, provider_id):
-    [row] = db_providers.load_changes(db, provider_ids=[provider_id])
+    [row] = provider_reads.load_changes(db, provider_ids=[provider_id])
     return row['inventories']['VCPU']['claimed']
 
 

@@ -1,9 +1,11 @@
 """DriverCalls (scheduler.db.driver_calls): kept connections in
-autocommit, and a statement that fails on one sent once more the usual
-way. The real database: tests/functional/test_claim_routine.py and
-test_faults_db.py."""
+autocommit, a statement that fails on one sent once more the usual way,
+and the kept connections closed with the Database's pool. The real
+database: tests/functional/test_claim_routine.py, test_faults_db.py and
+test_claim_round_trips.py."""
 
 import contextlib
+import sqlite3
 
 import psycopg2
 import pytest
@@ -40,6 +42,8 @@ class _Driver:
 
 
 class _Proxied:
+    is_detached = False     # checked out of the pool
+
     def __init__(self, driver, database):
         self.dbapi_connection = driver
         self.database = database
@@ -148,3 +152,31 @@ def test_a_kept_connection_found_closed_is_not_used():
     stale.closed = 1
     assert calls.scalar('SELECT 2', {}) == 2
     assert database.taken == 2 and database.the_usual_way == []
+
+
+def test_close_closes_every_kept_connection():
+    first, second = _Driver([(1,)]), _Driver([(2,)])
+    database = _Database(first, second, _Driver([(3,)]))
+    calls = driver_calls.DriverCalls(database)
+    taken = calls._take(), calls._take()
+    for proxied in taken:
+        calls._give_back(proxied)
+    calls.close()
+    assert [p.dbapi_connection for p in database.invalidated] == [
+        first, second]
+    # calls go on, on a connection of the pool
+    assert calls.scalar('SELECT 3', {}) == 3
+    assert database.taken == 3
+
+
+def test_dispose_closes_the_connections_kept_for_calls(db):
+    """Database.dispose: the connections DriverCalls keeps, checked out
+    of the pool until then, are closed as the pool's idle ones are."""
+    kept = db.engine.raw_connection()
+    driver = kept.dbapi_connection
+    db.driver_calls._give_back(kept)
+    assert db.engine.pool.checkedout() == 1
+    db.dispose()
+    assert db.engine.pool.checkedout() == 0
+    with pytest.raises(sqlite3.ProgrammingError):
+        driver.execute('SELECT 1')

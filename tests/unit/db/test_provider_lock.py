@@ -12,6 +12,7 @@ from scheduler.db import changes
 from scheduler.db import claims
 from scheduler.db import models
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.db import send_order
 from scheduler import exception
 from scheduler.model import resource_classes as rcs
@@ -31,7 +32,7 @@ def host(db):
 
 
 def _generation(db, provider_id):
-    return db_providers.load_changes(
+    return provider_reads.load_changes(
         db, provider_ids=[provider_id])[0]['generation']
 
 
@@ -50,7 +51,7 @@ class _Watch:
 
     def __exit__(self, *exc):
         self.moved = _generation(self.db, self.provider_id) - self.generation
-        stamped = db_providers.load_changes(self.db, since=self.position)
+        stamped = provider_reads.load_changes(self.db, since=self.position)
         self.stamped = self.provider_id in {r['id'] for r in stamped}
 
 

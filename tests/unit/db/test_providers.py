@@ -13,6 +13,7 @@ from scheduler import exception
 from scheduler.model import resource_classes as rcs
 from scheduler.db import changes
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 from .. import fakes
 
@@ -31,7 +32,7 @@ def test_report_creates_provider_with_inventories(db):
     assert _record(db, 'h1', 'n1', vcpus_used=2, reserved_host_cpus=1,
                    ram_allocation_ratio=1.5, availability_zone='az1',
                    hypervisor_type='QEMU', updated_at=_at(0))
-    [provider] = db_providers.list_providers(db)
+    [provider] = provider_reads.list_providers(db)
     assert (provider['host'], provider['nodename']) == ('h1', 'n1')
     assert provider['availability_zone'] == 'az1'
     assert provider['reported_at'] == _at(0).replace(tzinfo=None)
@@ -45,15 +46,15 @@ def test_report_creates_provider_with_inventories(db):
 
 def test_zero_ratio_means_the_default(db):
     _record(db, 'h1', cpu_allocation_ratio=0.0)
-    [provider] = db_providers.list_providers(db)
+    [provider] = provider_reads.list_providers(db)
     assert provider['inventories'][rcs.VCPU]['allocation_ratio'] == 4.0
 
 
 def test_newer_report_updates_in_place(db):
     _record(db, 'h1', updated_at=_at(0))
-    first = db_providers.list_providers(db)[0]
+    first = provider_reads.list_providers(db)[0]
     assert _record(db, 'h1', vcpus=16, updated_at=_at(1))
-    [second] = db_providers.list_providers(db)
+    [second] = provider_reads.list_providers(db)
     assert second['id'] == first['id'] and second['uuid'] == first['uuid']
     assert second['generation'] > first['generation']
     assert second['inventories'][rcs.VCPU]['total'] == 16
@@ -61,10 +62,10 @@ def test_newer_report_updates_in_place(db):
 
 def test_older_or_repeated_report_is_ignored(db):
     _record(db, 'h1', vcpus=16, updated_at=_at(5))
-    before = db_providers.list_providers(db)[0]
+    before = provider_reads.list_providers(db)[0]
     assert not _record(db, 'h1', vcpus=2, updated_at=_at(4))
     assert not _record(db, 'h1', vcpus=2, updated_at=_at(5))
-    [after] = db_providers.list_providers(db)
+    [after] = provider_reads.list_providers(db)
     assert after['inventories'][rcs.VCPU]['total'] == 16
     assert after['generation'] == before['generation']
 
@@ -77,12 +78,12 @@ def _mark(db):
 def test_load_changes_since(db):
     _record(db, 'h1')
     _record(db, 'h2')
-    rows = db_providers.load_changes(db)
+    rows = provider_reads.load_changes(db)
     assert sorted(r['host'] for r in rows) == ['h1', 'h2']
     mark = _mark(db)
-    assert db_providers.load_changes(db, since=mark) == []
+    assert provider_reads.load_changes(db, since=mark) == []
     _record(db, 'h2', vcpus=2)
-    rows = db_providers.load_changes(db, since=mark, until=_mark(db))
+    rows = provider_reads.load_changes(db, since=mark, until=_mark(db))
     assert [r['host'] for r in rows] == ['h2']
     assert set(rows[0]['inventories']) == {rcs.VCPU, rcs.MEMORY_MB,
                                            rcs.DISK_GB}
@@ -91,8 +92,8 @@ def test_load_changes_since(db):
 def test_load_changes_of_given_providers(db):
     _record(db, 'h1')
     _record(db, 'h2')
-    h2 = db_providers.find_provider(db, 'h2')['id']
-    rows = db_providers.load_changes(db, provider_ids=[h2])
+    h2 = provider_reads.find_provider(db, 'h2')['id']
+    rows = provider_reads.load_changes(db, provider_ids=[h2])
     assert [r['host'] for r in rows] == ['h2']
 
 
@@ -105,9 +106,9 @@ def _absorb(db, second, **stats):
 
 def test_a_report_that_repeats_the_stored_one_writes_nothing(db):
     assert _absorb(db, 0, vcpus_used=1) == (1, 0)
-    before, mark = db_providers.list_providers(db)[0], _mark(db)
+    before, mark = provider_reads.list_providers(db)[0], _mark(db)
     assert _absorb(db, 10, vcpus_used=1) == (0, 1)
-    [after] = db_providers.list_providers(db)
+    [after] = provider_reads.list_providers(db)
     assert after == before
     assert _mark(db) == mark            # no feed stamp: nobody re-reads
 
@@ -116,13 +117,13 @@ def test_a_changed_or_heartbeat_report_is_written(db):
     _absorb(db, 0, vcpus_used=1)
     mark = _mark(db)
     assert _absorb(db, 10, vcpus_used=2) == (1, 0)       # usage drifted
-    [changed] = db_providers.load_changes(db, since=mark)
+    [changed] = provider_reads.load_changes(db, since=mark)
     assert changed['inventories'][rcs.VCPU]['reported_used'] == 2
     mark = _mark(db)
     # the same again, but the stored one is older than fresh_for: the
     # ComputeFilter reads that time, so it is written
     assert _absorb(db, 41, vcpus_used=2) == (1, 0)
-    [heartbeat] = db_providers.load_changes(db, since=mark)
+    [heartbeat] = provider_reads.load_changes(db, since=mark)
     assert heartbeat['reported_at'] == (
         _at(0) + datetime.timedelta(seconds=41)).replace(tzinfo=None)
 
@@ -134,9 +135,9 @@ def test_an_older_report_is_neither_written_nor_unchanged(db):
 
 def test_find_provider_by_host_or_node(db):
     _record(db, 'h1', 'node-a')
-    assert db_providers.find_provider(db, 'h1')['nodename'] == 'node-a'
-    assert db_providers.find_provider(db, 'node-a')['host'] == 'h1'
-    assert db_providers.find_provider(db, 'nope') is None
+    assert provider_reads.find_provider(db, 'h1')['nodename'] == 'node-a'
+    assert provider_reads.find_provider(db, 'node-a')['host'] == 'h1'
+    assert provider_reads.find_provider(db, 'nope') is None
 
 
 def test_new_hosts_of_a_batch_cost_two_inserts_not_one_per_row(db):
@@ -156,7 +157,7 @@ def test_new_hosts_of_a_batch_cost_two_inserts_not_one_per_row(db):
     inserts = [s for s in statements if s[:2] == ['INSERT', 'INTO']]
     assert sorted(s[2] for s in inserts) == ['inventories', 'providers'], \
         inserts
-    stored = {p['host']: p for p in db_providers.list_providers(db)}
+    stored = {p['host']: p for p in provider_reads.list_providers(db)}
     assert len(stored) == 20
     # each host got its own inventories, in the order of the batch
     for i in range(20):
@@ -172,13 +173,13 @@ def test_a_class_no_longer_reported_is_withdrawn(db):
     """A host that stops offering dedicated CPUs keeps no PCPU capacity;
     its claims still count, and a repeated report is still unchanged."""
     assert _absorb(db, 0, numa_topology=_PINNED) == (1, 0)
-    [host] = db_providers.list_providers(db)
+    [host] = provider_reads.list_providers(db)
     assert host['inventories'][rcs.PCPU]['capacity'] == 2
     claims.claim_resources(db, [claims.Claim(
         '9b0d3c1e-4f5a-4b6c-8d7e-0f1a2b3c4d5e', host['id'],
         {rcs.PCPU: 1})])
     assert _absorb(db, 10) == (1, 0)
-    [host] = db_providers.list_providers(db)
+    [host] = provider_reads.list_providers(db)
     pcpu = host['inventories'][rcs.PCPU]
     assert (pcpu['total'], pcpu['capacity'], pcpu['claimed']) == (0, 0, 1)
     assert _absorb(db, 20) == (0, 1)        # nothing changed since
@@ -188,7 +189,7 @@ def test_a_class_no_longer_reported_is_withdrawn(db):
             {rcs.PCPU: 1})])
     # offered again: capacity again, the claim still counted
     assert _absorb(db, 30, numa_topology=_PINNED) == (1, 0)
-    [host] = db_providers.list_providers(db)
+    [host] = provider_reads.list_providers(db)
     pcpu = host['inventories'][rcs.PCPU]
     assert (pcpu['capacity'], pcpu['claimed']) == (2, 1)
 
@@ -199,9 +200,9 @@ def test_a_report_from_the_future_does_not_freeze_its_host(db):
     now = datetime.datetime.now(datetime.timezone.utc)
     assert _record(db, 'h1', vcpus_used=1,
                    updated_at=now + datetime.timedelta(seconds=290))
-    [stored] = db_providers.list_providers(db)
+    [stored] = provider_reads.list_providers(db)
     assert stored['reported_at'] <= timeutils.utcnow()
     assert _record(db, 'h1', vcpus_used=2, updated_at=datetime.datetime.now(
         datetime.timezone.utc))
-    [provider] = db_providers.list_providers(db)
+    [provider] = provider_reads.list_providers(db)
     assert provider['inventories'][rcs.VCPU]['reported_used'] == 2

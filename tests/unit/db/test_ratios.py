@@ -13,7 +13,7 @@ from scheduler import exception
 from scheduler import objects
 from scheduler.model import resource_classes as rcs
 from scheduler.db import aggregates as db_aggregates
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.host_state import HostStateCache
 
 from .. import fakes
@@ -33,8 +33,8 @@ def _save(db, uuid, hosts, **metadata):
 
 
 def _inventory(db, host, rc=rcs.VCPU):
-    provider_id = db_providers.find_provider(db, host)['id']
-    [provider] = db_providers.load_changes(db, provider_ids=[provider_id])
+    provider_id = provider_reads.find_provider(db, host)['id']
+    [provider] = provider_reads.load_changes(db, provider_ids=[provider_id])
     inventory = provider['inventories'][rc]
     return inventory['allocation_ratio'], inventory['capacity']
 

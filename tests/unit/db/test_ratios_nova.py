@@ -12,7 +12,7 @@ from scheduler import objects
 from scheduler.model import resource_classes as rcs
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import api as db_api
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 from .. import fakes
 
@@ -28,8 +28,8 @@ def _save(db, hosts, **metadata):
 
 
 def _vcpu(db, host):
-    provider_id = db_providers.find_provider(db, host)['id']
-    [provider] = db_providers.load_changes(db, provider_ids=[provider_id])
+    provider_id = provider_reads.find_provider(db, host)['id']
+    [provider] = provider_reads.load_changes(db, provider_ids=[provider_id])
     inventory = provider['inventories'][rcs.VCPU]
     return inventory['allocation_ratio'], inventory['capacity']
 

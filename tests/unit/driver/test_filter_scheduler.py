@@ -7,9 +7,10 @@ import pytest
 
 from scheduler.db import claims
 from scheduler import context as sched_context
+from scheduler.driver.diagnosis import Diagnosis
 from scheduler import objects
 from scheduler.model import resource_classes as rcs
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 from .. import fakes
 
@@ -35,7 +36,7 @@ def test_instance_goes_to_a_host_it_fits(db, driver):
     big = fakes.report(db, 'big', vcpus=8)
     [[selection]] = _select(driver, vcpus=4, memory_mb=2048, root_gb=20,
                             instance_uuids=[UUIDS[0]])
-    provider = db_providers.list_providers(db)[0]
+    provider = provider_reads.list_providers(db)[0]
     assert provider['id'] == big
     assert (selection.host, selection.nodename) == ('big', 'big')
     assert selection.compute_node_uuid == provider['uuid']
@@ -177,9 +178,9 @@ def test_rescheduling_a_consumer_moves_its_claim(db, driver):
     [[selection]] = _select(driver, retry=retry, instance_uuids=[UUIDS[0]])
     assert selection.host == 'second'
     assert _claimed_hosts(db) == {UUIDS[0]: 'second'}
-    first = db_providers.find_provider(db, 'first')['id']
+    first = provider_reads.find_provider(db, 'first')['id']
     [inventory] = [p['inventories'][rcs.VCPU]
-                   for p in db_providers.list_providers(db)
+                   for p in provider_reads.list_providers(db)
                    if p['id'] == first]
     assert inventory['claimed'] == 0
 
@@ -195,3 +196,25 @@ def test_consecutive_requests_fill_a_host_then_stop(db, driver, ratio,
     assert placed == fits
     assert sum(a['amount'] for a in claims.list_allocations(db)
                if a['resource_class'] == rcs.VCPU) == 2 * fits
+
+
+@pytest.mark.parametrize('fields, expected', [
+    ({}, None),
+    ({'ignore_hosts': ['c2']}, ['c1', 'c3']),
+    ({'vcpus': 3}, ['c3']),
+], ids=['every row passes', 'a host ignored', 'a host too small'])
+def test_candidates_are_the_tables_every_row_when_all_pass(
+        db, driver, fields, expected):
+    """Nothing removed: the table's read-only every_row() (the weighers
+    then read whole columns); else the survivors in row order."""
+    for name, vcpus in (('c1', 2), ('c2', 2), ('c3', 4)):
+        fakes.report(db, name, vcpus=vcpus, cpu_allocation_ratio=1.0)
+    driver.cache.refresh(force=True)
+    table = driver.cache.table
+    rows = driver._filter(table, fakes.request_state(**fields),
+                          Diagnosis(table.size))
+    if expected is None:
+        assert rows is table.every_row()
+    else:
+        assert rows is not table.every_row()
+        assert [table.hosts[r] for r in rows] == expected

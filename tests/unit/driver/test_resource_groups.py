@@ -10,6 +10,7 @@ from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import objects
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 from .. import fakes
 
@@ -100,7 +101,7 @@ def test_delete_allocations_releases_every_group(db, driver):
     assert len({a['host'] for a in claims.list_allocations(db)}) == 3
     claims.delete_allocations(db, UUIDS[0])
     assert claims.list_allocations(db) == []
-    claimed = {rc: inv['claimed'] for p in db_providers.list_providers(db)
+    claimed = {rc: inv['claimed'] for p in provider_reads.list_providers(db)
                for rc, inv in p['inventories'].items() if inv['claimed']}
     assert claimed == {}
 

@@ -8,7 +8,7 @@ from scheduler.db import aggregates as db_aggregates
 from scheduler.db import changes
 from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.host_state import bulk
 from scheduler.host_state.table import HostTable
 
@@ -32,9 +32,9 @@ def _cloud(db):
 def test_bulk_load_equals_row_by_row_apply(db):
     _cloud(db)
     by_rows = HostTable(default_zone='nova')
-    by_rows.apply(db_providers.load_changes(db))
+    by_rows.apply(provider_reads.load_changes(db))
     by_columns = HostTable(default_zone='nova')
-    assert bulk.load(by_columns, *db_providers.load_all(db)) == 3
+    assert bulk.load(by_columns, *provider_reads.load_all(db)) == 3
     n = 3
     for name in ('provider_id', 'generation', 'disabled', 'reported_at',
                  'failed_builds'):
@@ -62,7 +62,7 @@ def test_bulk_load_equals_row_by_row_apply(db):
 def test_attributes_stay_text_until_read(db):
     _cloud(db)
     table = HostTable()
-    bulk.load(table, *db_providers.load_all(db))
+    bulk.load(table, *provider_reads.load_all(db))
     assert table.attributes._decoded == {}
     assert table.attributes[0]['hypervisor_type'] == 'QEMU'
     assert list(table.attributes._decoded) == [0]
@@ -102,11 +102,11 @@ def test_poll_apply_equals_row_by_row_apply(db):
     _cloud(db)
     tables = [HostTable(default_zone='nova') for _ in range(2)]
     for table in tables:
-        bulk.load(table, *db_providers.load_all(db))
+        bulk.load(table, *provider_reads.load_all(db))
         table.column('vcpus')  # an attribute column kept up to date
     with db.reader() as session:
         since = changes.position(session)
-    h1 = db_providers.find_provider(db, 'h1')['id']
+    h1 = provider_reads.find_provider(db, 'h1')['id']
     claims.claim_resources(db, [claims.Claim(C2, h1, {rcs.VCPU: 2})])
     fakes.report(db, 'h3', memory_mb=4096, memory_mb_used=2000,
                  availability_zone='az2', vcpus=12)
@@ -114,21 +114,21 @@ def test_poll_apply_equals_row_by_row_apply(db):
     reader = db.raw_reader()
     with reader.cursor() as cursor:
         until = changes.poll_position(cursor, reader.dialect)
-        rows = db_providers.read_changed(cursor, reader.dialect, since,
-                                         until)
+        rows = provider_reads.read_changed(cursor, reader.dialect, since,
+                                           until)
     assert len(rows[0]) == 3
-    tables[0].apply(db_providers.load_changes(db, since=since, until=until))
+    tables[0].apply(provider_reads.load_changes(db, since=since, until=until))
     assert bulk.apply_changes(tables[1], *rows) == 3
     _compare(*tables)
     assert tables[1].column('vcpus').tolist() == [8.0, 16.0, 12.0, 4.0]
     # a row whose usage alone changed again: still the same table
     claims.claim_resources(db, [claims.Claim(C3, h1, {rcs.VCPU: 1})])
     with reader.cursor() as cursor:
-        rows = db_providers.read_changed(
+        rows = provider_reads.read_changed(
             cursor, reader.dialect, until,
             changes.poll_position(cursor, reader.dialect))
     assert len(rows[0]) == 1
-    tables[0].apply(db_providers.load_changes(db, provider_ids=[h1]))
+    tables[0].apply(provider_reads.load_changes(db, provider_ids=[h1]))
     bulk.apply_changes(tables[1], *rows)
     _compare(*tables)
 
@@ -136,8 +136,8 @@ def test_poll_apply_equals_row_by_row_apply(db):
 def test_poll_apply_leaves_a_row_confirmed_since_for_a_reread(db):
     _cloud(db)
     table = HostTable()
-    bulk.load(table, *db_providers.load_all(db))
-    h1 = db_providers.find_provider(db, 'h1')['id']
+    bulk.load(table, *provider_reads.load_all(db))
+    h1 = provider_reads.find_provider(db, 'h1')['id']
     row = table.row_of(h1)
     epoch = table.confirm_epoch
     table.assume(row, {rcs.VCPU: 1})
@@ -145,8 +145,8 @@ def test_poll_apply_leaves_a_row_confirmed_since_for_a_reread(db):
     before = int(table.resources[rcs.VCPU].claimed[row])
     reader = db.raw_reader()
     with reader.cursor() as cursor:
-        rows = db_providers.read_changed(cursor, reader.dialect,
-                                         provider_ids=[h1])
+        rows = provider_reads.read_changed(cursor, reader.dialect,
+                                           provider_ids=[h1])
     bulk.apply_changes(table, *rows, read_epoch=epoch)
     assert int(table.resources[rcs.VCPU].claimed[row]) == before
     assert table.take_dirty() == {h1}
@@ -163,9 +163,9 @@ def _poll_and_compare(db, since, tables):
     reader = db.raw_reader()
     with reader.cursor() as cursor:
         until = changes.poll_position(cursor, reader.dialect)
-        rows = db_providers.read_changed(cursor, reader.dialect, since,
-                                         until)
-    tables[0].apply(db_providers.load_changes(db, since=since, until=until))
+        rows = provider_reads.read_changed(cursor, reader.dialect, since,
+                                           until)
+    tables[0].apply(provider_reads.load_changes(db, since=since, until=until))
     bulk.apply_changes(tables[1], *rows)
     _compare(*tables)
     for table in tables:
@@ -185,7 +185,7 @@ def test_poll_apply_takes_a_ratio_changed_without_a_report(db):
     fakes.report(db, 'h2', vcpus=8)
     tables = [HostTable(default_zone='nova') for _ in range(2)]
     for table in tables:
-        bulk.load(table, *db_providers.load_all(db))
+        bulk.load(table, *provider_reads.load_all(db))
         table.report_column('limit', _vcpus_limit)
     with db.reader() as session:
         since = changes.position(session)
@@ -200,7 +200,7 @@ def test_poll_apply_takes_a_ratio_changed_without_a_report(db):
     assert tables[1].report_column('limit', _vcpus_limit)[row] == 16.0
     # and back, while a claim lands on the other host (a batch of both)
     db_aggregates.delete_aggregate(db, A1)
-    h2 = db_providers.find_provider(db, 'h2')['id']
+    h2 = provider_reads.find_provider(db, 'h2')['id']
     claims.claim_resources(db, [claims.Claim(C3, h2, {rcs.VCPU: 1})])
     _poll_and_compare(db, since, tables)
     assert tables[1].report_column('limit', _vcpus_limit)[row] == reported
@@ -212,15 +212,15 @@ def test_poll_apply_of_usage_only_rows_keeps_tentative_claims(db):
     worker confirmed after the read is left as it is, for a re-read."""
     _cloud(db)
     table = HostTable()
-    bulk.load(table, *db_providers.load_all(db))
-    h1 = db_providers.find_provider(db, 'h1')['id']
-    h3 = db_providers.find_provider(db, 'h3')['id']
+    bulk.load(table, *provider_reads.load_all(db))
+    h1 = provider_reads.find_provider(db, 'h1')['id']
+    h3 = provider_reads.find_provider(db, 'h3')['id']
     epoch = table.confirm_epoch
     claims.claim_resources(db, [claims.Claim(C2, h1, {rcs.VCPU: 2})])
     reader = db.raw_reader()
     with reader.cursor() as cursor:
-        rows = db_providers.read_changed(cursor, reader.dialect,
-                                         provider_ids=[h1, h3])
+        rows = provider_reads.read_changed(cursor, reader.dialect,
+                                           provider_ids=[h1, h3])
     row1, row3 = table.row_of(h1), table.row_of(h3)
     table.assume(row1, {rcs.VCPU: 1})
     # this worker's claim on h3, committed and confirmed after the read

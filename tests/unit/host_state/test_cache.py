@@ -14,7 +14,7 @@ from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
 from scheduler.db import api as db_api
 from scheduler.db import models
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.host_state import HostStateCache
 
 from .. import fakes
@@ -289,7 +289,7 @@ def test_a_failed_read_leaves_dirty_rows_dirty(db, hosts, monkeypatch):
 
     def fails(*args, **kwargs):
         raise db_exc.DBConnectionError(Exception('gone'))
-    monkeypatch.setattr(db_providers, 'read_changed', fails)
+    monkeypatch.setattr(provider_reads, 'read_changed', fails)
     with pytest.raises(db_exc.DBConnectionError):
         cache.refresh(force=True)
     assert cache.table.dirty == {hosts[0]}

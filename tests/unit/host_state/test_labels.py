@@ -7,6 +7,7 @@ import numpy as np
 
 from scheduler import objects
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.host_state import bulk
 from scheduler.host_state.table import HostTable
 
@@ -44,9 +45,9 @@ def _labels(table):
 def test_bulk_load_labels_as_row_by_row_apply(db):
     _cloud(db)
     by_rows = HostTable()
-    by_rows.apply(db_providers.load_changes(db))
+    by_rows.apply(provider_reads.load_changes(db))
     by_columns = HostTable()
-    bulk.load(by_columns, *db_providers.load_all(db))
+    bulk.load(by_columns, *provider_reads.load_all(db))
     expected = {'h1': ('compute', False, True, True, True),
                 'h2': ('compute', False, False, False, True),
                 'vol1': ('storage', True, True, False, True),
@@ -59,7 +60,7 @@ def test_bulk_load_labels_as_row_by_row_apply(db):
         assert racks[h1] == racks[vol1] and rows[h1] == rows[net1]
     # a report without traits or locality stores neither: the cold load
     # labels such rows without decoding their JSON
-    raw = {p[2]: p[8] for p in db_providers.load_all(db)[0]}
+    raw = {p[2]: p[8] for p in provider_reads.load_all(db)[0]}
     assert '"traits"' not in raw['h2'] and '"locality"' not in raw['h2']
     assert '"traits": ["' in raw['vol1']
 
@@ -67,13 +68,13 @@ def test_bulk_load_labels_as_row_by_row_apply(db):
 def test_a_changed_report_relabels_its_row(db):
     _cloud(db)
     table = HostTable()
-    bulk.load(table, *db_providers.load_all(db))
+    bulk.load(table, *provider_reads.load_all(db))
     node = objects.ComputeNode.from_stats('vol1', 'vol1', {
         'kind': 'storage', 'inventories': {'DISK_GB': {'total': 10}},
         'traits': ['CUSTOM_GOLD'], 'locality': {'rack': 'r2'}})
     node.updated_at = fakes.NOW.replace(year=2030)
     db_providers.record_compute_node(db, node, fakes.RATIO_DEFAULTS)
-    table.apply(db_providers.load_changes(db))
+    table.apply(provider_reads.load_changes(db))
     row, n = table.hosts.index('vol1'), table.size
     assert not table.labels.has_trait('STORAGE_DISK_SSD', n)[row]
     assert table.labels.has_trait('CUSTOM_GOLD', n)[row]

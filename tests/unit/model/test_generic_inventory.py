@@ -8,6 +8,7 @@ from scheduler.service import composition
 from scheduler import exception
 from scheduler import objects
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler.host_state import HostStateCache
 
 from .. import fakes
@@ -29,7 +30,7 @@ def _node(name='cinder1', **stats):
 
 def test_storage_report_is_stored_with_its_kind_and_classes(db):
     db_providers.record_compute_node(db, _node(), fakes.RATIO_DEFAULTS)
-    [row] = db_providers.list_providers(db)
+    [row] = provider_reads.list_providers(db)
     assert row['kind'] == 'storage'
     assert row['availability_zone'] == 'az1'
     assert sorted(row['inventories']) == ['CUSTOM_IOPS', 'DISK_GB']
@@ -44,7 +45,7 @@ def test_compute_report_keeps_its_classic_rows_and_adds_custom_ones(db):
                               inventories={'CUSTOM_FPGA': {'total': 2}},
                               used={'CUSTOM_FPGA': 1})
     db_providers.record_compute_node(db, node, fakes.RATIO_DEFAULTS)
-    [row] = db_providers.list_providers(db)
+    [row] = provider_reads.list_providers(db)
     assert row['kind'] == 'compute'
     assert sorted(row['inventories']) == ['CUSTOM_FPGA', 'DISK_GB',
                                           'MEMORY_MB', 'VCPU']
@@ -119,7 +120,7 @@ def test_manager_accepts_a_generic_report(conf, db):
         manager.report_writer.flush()
     finally:
         manager.stop()
-    [row] = db_providers.list_providers(db)
+    [row] = provider_reads.list_providers(db)
     assert (row['host'], row['nodename'], row['kind']) == (
         'cinder1', 'pool1', 'storage')
 
@@ -129,5 +130,5 @@ def test_a_batch_of_updates_stores_the_new_kind(db):
     node = _node(kind='share')
     node.updated_at = fakes.NOW.replace(year=2030)
     db_providers.record_compute_nodes(db, [node], fakes.RATIO_DEFAULTS)
-    [row] = db_providers.list_providers(db)
+    [row] = provider_reads.list_providers(db)
     assert row['kind'] == 'share'

@@ -16,6 +16,7 @@ from scheduler.client import SchedulerClient
 from scheduler import conf as sched_conf
 from scheduler import context as sched_context
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 from scheduler import exception
 from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
@@ -73,7 +74,7 @@ def _wait_for(predicate, what, timeout=10.0):
 
 def _stored(db):
     return {p['host']: p['inventories']['VCPU']['total']
-            for p in db_providers.list_providers(db)}
+            for p in provider_reads.list_providers(db)}
 
 
 def _unacknowledged(server):

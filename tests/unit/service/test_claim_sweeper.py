@@ -12,7 +12,7 @@ from scheduler.service import claim_sweeper
 from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
 from scheduler.service import composition
-from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 from .. import fakes
 
@@ -29,7 +29,7 @@ def _claim(db, consumer, provider, seconds):
 
 
 def _claimed(db, provider_id):
-    [row] = db_providers.load_changes(db, provider_ids=[provider_id])
+    [row] = provider_reads.load_changes(db, provider_ids=[provider_id])
     return row['inventories'][rcs.VCPU]['claimed']
 
 

@@ -14,6 +14,7 @@ from scheduler.service import report_writer
 from scheduler.model import resource_classes as rcs
 from scheduler.db import changes
 from scheduler.db import providers as db_providers
+from scheduler.db import provider_reads
 
 RATIOS = {rcs.VCPU: 1.0, rcs.MEMORY_MB: 1.0, rcs.DISK_GB: 1.0}
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
@@ -27,7 +28,7 @@ def _report(host, vcpus, seconds=0):
 
 def _vcpus(db):
     return {p['host']: p['inventories']['VCPU']['total']
-            for p in db_providers.list_providers(db)}
+            for p in provider_reads.list_providers(db)}
 
 
 def _pending_tickets(writer):
