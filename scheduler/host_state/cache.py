@@ -1,6 +1,9 @@
 """HostStateCache: a worker's HostTable kept in step with the database.
 
-The first refresh loads every provider and aggregate (cold start); later
+The first refresh loads every provider and aggregate (cold start) and
+derives the columns the pipeline reads from the hosts' reports
+(``host_values.prime``), so the first request does not pay for decoding
+every host's attributes; later
 ones read, on a connection the cache keeps and through the driver's own
 cursor (``scheduler.db.api.RawReader``: no pool checkout, no SQLAlchemy
 statement or result per poll), the change feed's position (one statement)
@@ -48,6 +51,7 @@ from scheduler.db import instances as db_instances
 from scheduler.db import outages
 from scheduler.db import provider_reads
 from scheduler.host_state import bulk
+from scheduler.host_state import host_values
 from scheduler.host_state.table import HostTable
 
 LOG = logging.getLogger(__name__)
@@ -188,6 +192,8 @@ class HostStateCache:
                 else:
                     bulk.load(self.table, providers, inventories)
                 self._apply_others(aggregates, instances)
+                # now, not on the first request (module docstring)
+                host_values.prime(self.table)
         self.position = current
         self.rows_applied += len(providers)
         return len(providers)

@@ -373,6 +373,14 @@ class HostTable:
         for name, default, derive in specs:
             self._expected.setdefault(name, (default, derive))
 
+    def build_expected_columns(self):
+        """Build the announced columns not built yet (``expect_columns``),
+        in one decoding pass, as their first use would."""
+        missing = {name: spec for name, spec in self._expected.items()
+                   if name not in self._attribute_columns}
+        if missing:
+            self._build_columns(missing)
+
     def _build_columns(self, specs):
         """Build ``{name: (default, derive)}`` in one decoding pass."""
         built = []

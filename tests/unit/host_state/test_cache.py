@@ -16,6 +16,7 @@ from scheduler.db import api as db_api
 from scheduler.db import models
 from scheduler.db import provider_reads
 from scheduler.host_state import HostStateCache
+from scheduler.host_state import host_values
 
 from .. import fakes
 
@@ -293,3 +294,20 @@ def test_a_failed_read_leaves_dirty_rows_dirty(db, hosts, monkeypatch):
     with pytest.raises(db_exc.DBConnectionError):
         cache.refresh(force=True)
     assert cache.table.dirty == {hosts[0]}
+
+
+def test_a_cold_load_derives_what_requests_read(db, hosts, monkeypatch):
+    cache = HostStateCache(db)
+    cache.table.expect_columns([('running_vms', 0.0, None)])
+    cache.refresh()
+    # the first request decodes no host's attributes: built already
+    decoded = []
+    monkeypatch.setattr(cache.table, '_build_columns', decoded.append)
+    rows = cache.table.every_row()
+    assert list(host_values.free_ram_mb(cache.table, rows)) == list(
+        host_values.free_ram_mb(cache.table, rows))
+    host_values.vcpus_free(cache.table, rows)
+    cache.table.column('running_vms')
+    assert decoded == []
+    assert {'host_values.free_ram_mb', 'host_values.free_disk_gb',
+            'host_values.vcpus_free'} <= set(cache.table._report_columns)
