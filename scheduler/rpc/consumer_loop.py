@@ -383,6 +383,10 @@ class ConsumerLoop:
         raw = message._raw_message
         self.run_soon(lambda: self._settle(raw, requeue))
 
+    def settle_here(self, message):
+        """``settle(message)`` from work the loop runs (its thread)."""
+        self._settle(message._raw_message, False)
+
     def _settle(self, raw, requeue):
         if requeue:
             raw.requeue()

@@ -108,7 +108,7 @@ class Inbound:
 
     __slots__ = ('server', 'message', 'ctxt', 'msg_id', 'reply_q',
                  'client_timeout', 'unique_id', 'received', 'replied',
-                 'requeued')
+                 'requeued', 'settled')
 
     def __init__(self, server, message):
         self.server = server
@@ -123,6 +123,7 @@ class Inbound:
         self.received = time.monotonic()
         self.replied = None
         self.requeued = False
+        self.settled = False
 
     def reply(self, reply=None, failure=None):
         if self.msg_id:
@@ -137,10 +138,13 @@ class Inbound:
         handled."""
 
     def settle(self):
-        self.server.loop.settle(self.message)
+        """Acknowledge, once (a call's reply may have done it)."""
+        if not self.settled:
+            self.settled = True
+            self.server.loop.settle(self.message)
 
     def requeue(self):
-        self.requeued = True
+        self.requeued = self.settled = True
         self.server.loop.settle(self.message, requeue=True)
 
 
@@ -369,15 +373,23 @@ class LateAckServer:
 
     def send_reply(self, message, reply, failure, ending=True):
         """Send a call's reply (``ending``) or a call-monitor heartbeat
-        (module docstring: through the loop, else a pooled connection)."""
+        (module docstring: through the loop, else a pooled connection).
+        A reply published by the loop acknowledges its message in the
+        same turn of the loop, right after it."""
         if failure:
             failure = rpc_common.serialize_remote_exception(failure)
         body = rpc_common.serialize_msg({
             'result': reply, 'failure': failure, 'ending': ending,
             '_msg_id': message.msg_id, rpc_amqp.UNIQUE_ID: uuid.uuid4().hex})
+        settle = ending and not message.settled
+
+        def publish():
+            self.loop.publish(body, message.reply_q)
+            if settle:
+                self.loop.settle_here(message.message)
         try:
-            self.loop.call(lambda: self.loop.publish(body, message.reply_q),
-                           timeout=REPLY_WAIT)
+            self.loop.call(publish, timeout=REPLY_WAIT)
+            message.settled = message.settled or settle
         except Exception as exc:
             LOG.debug('Reply to %s through a pooled connection: %s',
                       message.msg_id, exc)
