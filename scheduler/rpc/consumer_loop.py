@@ -115,6 +115,10 @@ class ConsumerLoop:
         self._closing = False
         self._recover = True    # the consumers are not consuming yet
         self._attempts = 0
+        # kombu's own transports (the in-memory one) acknowledge one
+        # message at a time: ``multiple`` is AMQP's
+        self._one_by_one = getattr(self.rabbit.connection.transport,
+                                   'driver_type', None) != 'amqp'
 
     # -- set-up and shutdown ----------------------------------------------
 
@@ -140,6 +144,9 @@ class ConsumerLoop:
         """Cancel the consumers on the broker; hand nothing more to
         ``on_message`` (module docstring). Returns once done (or after
         ``timeout`` seconds)."""
+        # at once, whatever the broker does: a message read from now on is
+        # left unacknowledged, and no reconnection consumes again
+        self._consuming = False
         try:
             self.call(self._cancel, timeout=timeout)
         except futures.TimeoutError:
@@ -228,8 +235,11 @@ class ConsumerLoop:
             self._run_work()
             if self._closing:
                 return
-            if self._recover and self._consuming:
-                self._reconnect()
+            if self._recover:
+                if self._consuming:
+                    self._reconnect()
+                else:   # stopped: nothing to read until closed
+                    self._pause(IDLE_WAIT)
                 continue
             wait = self._on_tick()
             wait = IDLE_WAIT if wait is None else max(0.0,
@@ -316,10 +326,12 @@ class ConsumerLoop:
         if self._amqp() is not None and not self.rabbit._new_tags:
             self._recover = False
             self._attempts = 0
-            # what was read on a closed channel is delivered again
-            channel = self.rabbit.channel
-            self._unsettled = collections.deque(
-                raw for raw in self._unsettled if raw.channel is channel)
+            # what was read on a closed channel is delivered again (under
+            # the lock every delivery is noted under: none is missed)
+            with self.rabbit._connection_lock:
+                channel = self.rabbit.channel
+                self._unsettled = collections.deque(
+                    raw for raw in self._unsettled if raw.channel is channel)
             return
         pause = min(self.rabbit.interval_start +
                     self._attempts * self.rabbit.interval_stepping,
@@ -390,8 +402,8 @@ class ConsumerLoop:
     def _settle(self, raw, requeue):
         if requeue:
             raw.requeue()
-        elif _socket(self._amqp()) is None:
-            raw.ack()   # kombu's own transports acknowledge one at a time
+        elif self._one_by_one:
+            raw.ack()
         raw.scheduler_settled = True
         self._settled_now.append(raw)
 
