@@ -8,6 +8,7 @@ endpoint on a topic of its own on the shared RabbitMQ, and calls it with
 oslo.messaging's own client.
 """
 
+import socket
 import threading
 import time
 import uuid
@@ -32,6 +33,8 @@ class _Endpoint:
         self.release = threading.Event()
         self.handled = []
         self.lock = threading.Lock()
+        self.holding = 0
+        self.redelivered = 0
 
     def echo(self, ctxt, value=None):
         with self.lock:
@@ -39,6 +42,9 @@ class _Endpoint:
         return value
 
     def hold(self, ctxt, value=None):
+        with self.lock:
+            self.redelivered += self.holding
+            self.holding += 1
         self.release.wait(30)
         return self.echo(ctxt, value)
 
@@ -144,3 +150,37 @@ def test_a_stopped_server_leaves_what_it_did_not_handle_to_others(
         other.stop()
         other.wait()
     assert _queued(topic) == 0
+
+
+def test_a_message_still_running_is_never_acknowledged_with_others(
+        transport, topic):
+    """Calls answered after a slow one are acknowledged; the slow one is
+    not: when the connection drops under it, the broker delivers it
+    again (one of the quick calls' acknowledgements covering it would
+    have lost it)."""
+    endpoint = _Endpoint()
+    server = _server(transport, topic, endpoint)
+    client = _client(transport, topic)
+    try:
+        held = threading.Thread(target=client.call,
+                                args=({}, 'hold'), kwargs={'value': 'slow'})
+        held.start()
+        time.sleep(0.5)
+        for index in range(3):
+            assert client.call({}, 'echo', value=index) == index
+        time.sleep(0.2)     # their acknowledgements are out
+        # the connection drops: the loop reconnects, and the broker
+        # hands the unacknowledged slow call over again
+        amqp = server.loop.rabbit.connection.connection
+        amqp.transport.sock.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + 20
+        while endpoint.redelivered < 1:
+            assert time.monotonic() < deadline, 'the slow call was lost'
+            time.sleep(0.05)
+        endpoint.release.set()
+        held.join(30)
+    finally:
+        endpoint.release.set()
+        server.stop()
+        server.wait()
+    assert sorted(v for v in endpoint.handled if v != 'slow') == [0, 1, 2]
