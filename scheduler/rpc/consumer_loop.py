@@ -11,24 +11,30 @@ own decision (doc/source/performance.rst, "A server without
 oslo.messaging's poll loop"). ``ConsumerLoop`` keeps what that loop
 is built on: the rabbit driver's listen connection (its URL and TLS
 handling, the queues and exchanges it declares for a target, its
-heartbeat thread, its reconnection and failover), and replaces the loop:
+reconnection and failover), and replaces the loop:
 
-* it waits in ``select`` on the connection's socket and on a pipe that
+* it waits in ``poll`` on the connection's socket and on a pipe that
   other threads write to when they hand it work, so it wakes once per
   message or per hand-over and never on a timer while it has nothing to
   do (every ``IDLE_WAIT`` s at most);
-* it reads the frames that arrived while holding the connection's lock
-  (the driver's heartbeat thread takes it too), and hands every message
-  it read to ``on_message`` in its own thread: a server's handler must
-  return at once (queue the work for a thread pool);
+* it reads the frames that arrived, and hands every message it read to
+  ``on_message`` in its own thread: a server's handler must return at
+  once (queue the work for a thread pool);
+* it keeps the connection's heartbeats, which a listen connection has
+  no thread for (the driver's own loop sends them): every
+  ``_heartbeat_wait_timeout`` s it sends one if nothing else went out,
+  and a broker silent for two heartbeats counts as gone;
 * the work others hand it (``run_soon``, ``call``: publishing a reply,
   acknowledging or requeueing a message) runs in this one thread, in the
   order it was handed over, so a reply always leaves before its
   message's acknowledgement, and no other thread touches the channel;
-* when reading fails (the broker went away, the channel closed), it lets
-  the driver's own ``consume`` reconnect and consume again, as
-  oslo.messaging does; messages read on the lost channel cannot be
-  acknowledged any more, and the broker delivers them again;
+* when the connection fails in any way (reading, an acknowledgement, a
+  reply, a heartbeat; the broker went away, the channel was closed) it
+  drops the connection and lets the driver's own ``consume`` make a new
+  one and consume again, as oslo.messaging does; messages read on the
+  lost connection are void (never acknowledged: the broker delivers
+  them again), and the new channel gets the prefetch bound and fresh
+  consumer tags. Nothing but ``close`` ends the thread;
 * ``stop_consuming`` cancels the consumers on the broker (from then on
   the broker gives this server's messages to others) and hands nothing
   more to ``on_message``: a message read after that is left
@@ -37,16 +43,17 @@ heartbeat thread, its reconnection and failover), and replaces the loop:
 A transport without a socket (kombu's in-memory one, for the simulator
 and the unit tests) is polled every ``POLL_INTERVAL`` instead of waited
 on. The driver's private attributes read here (``_consumers``,
-``_new_tags``, ``_producer``, ``_connection_lock``, ``channel``) are
-those of oslo.messaging's rabbit driver 14 to 18; a test checks them.
+``_new_tags``, ``_producer``, ``_connection_lock``, ``channel``,
+``_heartbeat_wait_timeout``) are those of oslo.messaging's rabbit
+driver 14 to 18; a test checks them.
 """
 
 import collections
-import errno
 import os
 import select
 import socket
 import threading
+import time
 from concurrent import futures
 
 from oslo_log import log as logging
@@ -109,6 +116,7 @@ class ConsumerLoop:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._woken = False
+        self._wake_lock = threading.Lock()   # no write once closed
         self._thread = None
         self._ident = None
         self._consuming = True
@@ -119,6 +127,10 @@ class ConsumerLoop:
         # message at a time: ``multiple`` is AMQP's
         self._one_by_one = getattr(self.rabbit.connection.transport,
                                    'driver_type', None) != 'amqp'
+        self._heartbeat_every = self.rabbit._heartbeat_wait_timeout
+        self._next_heartbeat = 0.0
+        # a reply or an acknowledgement failed on the connection
+        self._broken = False
 
     # -- set-up and shutdown ----------------------------------------------
 
@@ -164,8 +176,10 @@ class ConsumerLoop:
             self._context.close()
         except Exception as exc:  # the broker is gone: nothing to close
             LOG.debug('%s: closing the connection: %s', self.name, exc)
-        for fd in (self._wake_r, self._wake_w):
-            os.close(fd)
+        with self._wake_lock:
+            for fd in (self._wake_r, self._wake_w):
+                os.close(fd)
+            self._wake_r = self._wake_w = None
 
     # -- work handed over by other threads ---------------------------------
 
@@ -204,13 +218,13 @@ class ConsumerLoop:
         if self._woken:
             return
         self._woken = True
-        try:
-            os.write(self._wake_w, b'.')
-        except BlockingIOError:  # the pipe holds a wake-up already
-            pass
-        except OSError as exc:  # closed: the loop has ended
-            if exc.errno != errno.EBADF:
-                raise
+        with self._wake_lock:
+            if self._wake_w is None:    # closed: the loop has ended
+                return
+            try:
+                os.write(self._wake_w, b'.')
+            except BlockingIOError:  # the pipe holds a wake-up already
+                pass
 
     def _run_work(self):
         if not self._work:
@@ -221,42 +235,93 @@ class ConsumerLoop:
                 try:
                     fn()
                 except Exception as exc:
-                    # a lost connection: an acknowledgement is void (the
-                    # broker delivers the message again), a reply is
-                    # retried by its sender (``call`` raised it there)
+                    # a requeue on a lost connection (the broker delivers
+                    # the message again): ``_broken`` drops it below
                     LOG.debug('%s: %s', self.name, exc)
+                    self._broken |= self._connection_error(exc)
+            if self._broken:
+                raise ConnectionError('a reply or an acknowledgement failed')
             self._acknowledge_settled()
 
     # -- the loop ------------------------------------------------------------
 
     def _run(self):
         self._ident = threading.get_ident()
-        while True:
+        while not self._turn():
+            pass
+
+    def _turn(self):
+        """One turn of the loop; True once it is closed. A failure of the
+        connection, wherever it shows, drops it (module docstring)."""
+        try:
             self._run_work()
             if self._closing:
-                return
+                return True
             if self._recover:
                 if self._consuming:
                     self._reconnect()
                 else:   # stopped: nothing to read until closed
                     self._pause(IDLE_WAIT)
-                continue
+                return False
+            self._read(self._tick())
+        except Exception as exc:
+            if self._closing:
+                return True
+            LOG.info('%s: the connection to the broker failed (%s: %s); '
+                     'connecting again', self.name, type(exc).__name__, exc)
+            self._drop_connection()
+        return False
+
+    def _tick(self):
+        """``on_tick()``, and how long the loop may wait for the broker.
+        Its failure is its own (logged), not the connection's."""
+        try:
             wait = self._on_tick()
-            wait = IDLE_WAIT if wait is None else max(0.0,
-                                                      min(wait, IDLE_WAIT))
+        except Exception:
+            LOG.exception('%s: on_tick failed', self.name)
+            wait = None
+        return IDLE_WAIT if wait is None else max(0.0, min(wait, IDLE_WAIT))
+
+    def _drop_connection(self):
+        """Close the connection without asking the broker (it may be gone)
+        and consume again on a new one (``_reconnect``): what was read on
+        this one is void, the broker delivers it again."""
+        self._recover = True
+        self._broken = False
+        with self.rabbit._connection_lock:
+            connection = self.rabbit.connection
+            if connection is None or connection._connection is None:
+                return
             try:
-                self._read(wait)
-            except Exception as exc:
-                if self._closing:
-                    return
-                LOG.debug('%s: reading from the broker failed (%s); '
-                          'reconnecting', self.name, exc)
-                self._recover = True
+                connection.collect()
+            except Exception as exc:  # closing what is broken already
+                LOG.debug('%s: dropping the connection: %s', self.name, exc)
+
+    def _connection_error(self, exc):
+        """Does ``exc`` say the connection or its channel failed (not, say,
+        that a reply's queue is gone)?"""
+        kombu = self.rabbit.connection
+        return isinstance(exc, (OSError, *kombu.connection_errors,
+                                *kombu.channel_errors))
+
+    def _heartbeat(self, amqp):
+        """Send a heartbeat if nothing went out for a heartbeat's time;
+        raise if the broker was silent for two. Returns the seconds until
+        it must run again."""
+        now = time.monotonic()
+        if now >= self._next_heartbeat:
+            self._next_heartbeat = now + self._heartbeat_every
+            tick = getattr(amqp, 'heartbeat_tick', None)
+            if tick is not None and self.rabbit.heartbeat_timeout_threshold:
+                with self.rabbit._connection_lock:
+                    tick(rate=self.rabbit.heartbeat_rate)
+        return self._next_heartbeat - now
 
     def _read(self, wait):
         amqp = self._amqp()
         if amqp is None:
             raise ConnectionError('not connected')
+        wait = max(0.0, min(wait, self._heartbeat(amqp)))
         sock = _socket(amqp)
         if sock is None:
             with self.rabbit._connection_lock:
@@ -264,19 +329,14 @@ class ConsumerLoop:
             self._take_wake()
             return
         if not _buffered(sock, amqp):
-            try:
-                readable, _, _ = select.select([sock, self._wake_r], [], [],
-                                               wait)
-            except (OSError, ValueError):    # the socket was closed
-                raise ConnectionError('socket closed')
-            if self._wake_r in readable:
+            ready = _wait_readable((sock.fileno(), self._wake_r), wait)
+            if self._wake_r in ready:
                 self._take_wake()
-            if sock not in readable:
+            if sock.fileno() not in ready:
                 return
         with self.rabbit._connection_lock:
             if self._amqp() is not amqp:
-                return     # the heartbeat thread reconnected meanwhile
-            # the driver's heartbeat thread may have read them meanwhile
+                return     # reconnected meanwhile
             while _readable(sock, amqp):
                 try:
                     # the frames of one method (a message: three)
@@ -341,19 +401,15 @@ class ConsumerLoop:
 
     def _pause(self, seconds):
         """Sleep, but wake up for work handed over (or ``close``)."""
-        try:
-            readable, _, _ = select.select([self._wake_r], [], [], seconds)
-        except (OSError, ValueError):
-            return
-        if readable:
+        if _wait_readable((self._wake_r,), seconds):
             self._take_wake()
 
     # -- messages --------------------------------------------------------
 
     def _received(self, message):
-        """The driver's consumer callback (in this thread, or in the
-        driver's heartbeat thread, which also reads frames), holding the
-        connection's lock: messages are noted in the order the broker
+        """The driver's consumer callback, holding the connection's lock
+        (in this thread; a driver that read frames in another would be
+        handled too): messages are noted in the order the broker
         numbered them."""
         self._unsettled.append(message._raw_message)
         if threading.get_ident() != self._ident:
@@ -377,11 +433,16 @@ class ConsumerLoop:
         """Publish ``body`` to queue ``routing_key`` through the default
         exchange, as the driver sends a reply (mandatory: a queue that is
         gone raises ``MessageUndeliverable``; confirmed by the broker).
-        Run it in the loop's thread (``call``)."""
-        self.rabbit._producer.publish(
-            body, exchange='', routing_key=routing_key,
-            mandatory=self.rabbit.direct_mandatory_flag,
-            compression=self.rabbit.kombu_compression)
+        Run it in the loop's thread (``call``). A failure of the
+        connection is raised here, and the loop drops the connection."""
+        try:
+            self.rabbit._producer.publish(
+                body, exchange='', routing_key=routing_key,
+                mandatory=self.rabbit.direct_mandatory_flag,
+                compression=self.rabbit.kombu_compression)
+        except Exception as exc:
+            self._broken |= self._connection_error(exc)
+            raise
 
     # -- acknowledgements --------------------------------------------------
 
@@ -466,10 +527,21 @@ def _buffered(sock, amqp):
 
 
 def _readable(sock, amqp):
-    if _buffered(sock, amqp):
-        return True
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return False
-    return bool(readable)
+    return _buffered(sock, amqp) or bool(_wait_readable((sock.fileno(),), 0))
+
+
+def _wait_readable(fds, seconds):
+    """The descriptors of ``fds`` readable within ``seconds`` (``poll``:
+    no limit on descriptor numbers, unlike ``select``). A closed socket
+    (descriptor -1) raises ``ConnectionError``."""
+    poller = select.poll()
+    for fd in fds:
+        if fd < 0:
+            raise ConnectionError('socket closed')
+        poller.register(fd, select.POLLIN)
+    ready = set()
+    for fd, events in poller.poll(seconds * 1000.0):
+        if events & (select.POLLNVAL | select.POLLERR):
+            raise ConnectionError('socket closed')
+        ready.add(fd)
+    return ready

@@ -1,7 +1,9 @@
 """The servers' consumer loop on the real broker (scheduler.rpc.consumer_loop):
 acknowledgements several at once, never before a message is handled, and a
 slow message holds back no other; a stopped server leaves what it read to
-the others.
+the others; the loop keeps its connection's heartbeats, and outlives a
+connection that fails under an acknowledgement or a channel the broker
+closes.
 
 Each test runs ``late_ack.CallServer`` in this process with a trivial
 endpoint on a topic of its own on the shared RabbitMQ, and calls it with
@@ -63,13 +65,20 @@ def topic(rabbitmq):
                 channel = connection.channel()
 
 
-@pytest.fixture
-def transport():
+def _transport(heartbeat=None):
     conf = sched_conf.new_config()
     conf([], project='scheduler', default_config_files=[],
          default_config_dirs=[])
     conf.set_override('transport_url', services.RABBIT_URL)
-    transport = messaging.get_transport(conf)
+    if heartbeat is not None:
+        conf.set_override('heartbeat_timeout_threshold', heartbeat,
+                          group='oslo_messaging_rabbit')
+    return messaging.get_transport(conf)
+
+
+@pytest.fixture
+def transport():
+    transport = _transport()
     yield transport
     transport.cleanup()
 
@@ -184,3 +193,91 @@ def test_a_message_still_running_is_never_acknowledged_with_others(
         server.stop()
         server.wait()
     assert sorted(v for v in endpoint.handled if v != 'slow') == [0, 1, 2]
+
+
+def _wait_for(condition, seconds, message):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, message
+        time.sleep(0.05)
+
+
+def test_the_loop_outlives_a_connection_that_fails_under_an_acknowledgement(
+        transport, topic):
+    """The socket breaks just before a handled cast is acknowledged: the
+    loop drops the connection and consumes on a new one (it used to end
+    its thread on the failed acknowledgement, and the worker took
+    nothing more)."""
+    endpoint = _Endpoint()
+    server = _server(transport, topic, endpoint)
+    client = _client(transport, topic)
+    try:
+        client.cast({}, 'hold', value='slow')
+        _wait_for(lambda: endpoint.holding, 10, 'the cast never arrived')
+        loop = server.loop
+        sock = loop.rabbit.connection.connection.transport.sock
+        loop.run_soon(lambda: sock.shutdown(socket.SHUT_RDWR))
+        endpoint.release.set()      # the cast ends; its settle follows
+        _wait_for(lambda: 'slow' in endpoint.handled, 10, 'cast not done')
+        time.sleep(0.5)
+        assert loop._thread.is_alive()
+        assert client.call({}, 'echo', value='after') == 'after'
+    finally:
+        endpoint.release.set()
+        server.stop()
+        server.wait()
+    assert _queued(topic) == 0
+
+
+def test_an_idle_connection_keeps_its_heartbeats(topic):
+    """A listen connection has no heartbeat thread: the loop sends its
+    heartbeats, or the broker closes a quiet connection after two missed
+    ones (here 2 s each)."""
+    transport = _transport(heartbeat=2)
+    endpoint = _Endpoint()
+    server = _server(transport, topic, endpoint)
+    client = _client(transport, topic)
+    try:
+        assert client.call({}, 'echo', value=1) == 1
+        connection = server.loop.rabbit.connection.connection
+        assert connection.heartbeat == 2
+        time.sleep(9)
+        assert server.loop.rabbit.connection.connection is connection
+        assert client.call({}, 'echo', value=2) == 2
+    finally:
+        server.stop()
+        server.wait()
+        transport.cleanup()
+
+
+def test_a_channel_the_broker_closes_voids_what_was_read_on_it(
+        transport, topic):
+    """The broker closes the channel (406, as its consumer timeout does)
+    while a call runs: the loop consumes on a new channel, never
+    acknowledges the running call on it (its delivery tag means another
+    message there), and the broker delivers the call again."""
+    endpoint = _Endpoint()
+    server = _server(transport, topic, endpoint)
+    client = _client(transport, topic)
+    try:
+        held = threading.Thread(target=client.call,
+                                args=({}, 'hold'), kwargs={'value': 'slow'})
+        held.start()
+        _wait_for(lambda: endpoint.holding, 10, 'the call never arrived')
+        loop = server.loop
+        channel = loop.rabbit.channel
+        # an acknowledgement of a delivery the channel never had: the
+        # broker closes the channel
+        loop.run_soon(lambda: loop.rabbit.channel.basic_ack(999))
+        _wait_for(lambda: endpoint.redelivered, 20,
+                  'the running call was not delivered again')
+        assert loop.rabbit.channel is not channel
+        endpoint.release.set()
+        held.join(30)
+        assert client.call({}, 'echo', value='after') == 'after'
+        assert loop._thread.is_alive()
+    finally:
+        endpoint.release.set()
+        server.stop()
+        server.wait()
+    assert _queued(topic) == 0
