@@ -332,10 +332,16 @@ class RawReader:
         except self._dbapi.Error as exc:
             raise self._wrapped(exc) from exc
         connection = proxied.dbapi_connection
-        if self.dialect == 'postgresql':
-            driver_connections.enter_autocommit(connection)
-        elif self.dialect == 'mysql' and connection.get_autocommit():
-            connection.autocommit(False)
+        try:
+            if self.dialect == 'postgresql':
+                driver_connections.enter_autocommit(connection)
+            elif self.dialect == 'mysql' and connection.get_autocommit():
+                connection.autocommit(False)
+        except BaseException as exc:   # broken already: not back to the pool
+            driver_connections.discard(proxied)
+            if isinstance(exc, self._dbapi.Error):
+                raise self._wrapped(exc) from exc
+            raise
         if self._keep:
             proxied.detach()
             self._held = proxied

@@ -144,6 +144,21 @@ def test_no_connection_from_the_pool_goes_the_usual_way():
     assert driver_calls.DriverCalls(database).scalar('SELECT 3', {}) == 3
 
 
+def test_a_connection_that_fails_as_it_is_set_up_is_not_left_out():
+    """autocommit cannot be set (the connection broke since the pool
+    handed it out): it is closed, not left checked out, and the call goes
+    the usual way."""
+    class _Broken(_Driver):
+        def __setattr__(self, name, value):
+            if name == 'autocommit' and value:
+                raise psycopg2.OperationalError('gone')
+            super().__setattr__(name, value)
+    broken = _Broken([])
+    database = _Database(broken, usual=4)
+    assert driver_calls.DriverCalls(database).scalar('SELECT 4', {}) == 4
+    assert [p.dbapi_connection for p in database.invalidated] == [broken]
+
+
 def test_a_kept_connection_found_closed_is_not_used():
     stale, fresh = _Driver([(1,)]), _Driver([(2,)])
     database = _Database(stale, fresh)

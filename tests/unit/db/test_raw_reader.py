@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import exc as sa_exc
 
 from scheduler.db import changes
+from scheduler.db import driver_connections
 from scheduler.db import models
 from scheduler.db import claims
 from scheduler.db import outages
@@ -55,6 +56,23 @@ def test_a_driver_error_is_sqlalchemys_and_the_next_block_reconnects(db):
     assert caught.value.connection_invalidated
     rows, fresh = _select_one(reader)
     assert rows == [(1,)] and fresh is not broken
+
+
+def test_a_connection_that_fails_as_it_is_set_up_is_not_kept(
+        db, monkeypatch):
+    """A connection that breaks between the pool's checkout and the
+    reader's autocommit is discarded, not left checked out (each such
+    failure used to hold one of the pool's connections for good)."""
+    reader = db.raw_reader()
+    reader.dialect = 'postgresql'    # the path that sets autocommit
+
+    def broken(connection):
+        raise db.engine.dialect.loaded_dbapi.OperationalError('gone')
+    monkeypatch.setattr(driver_connections, 'enter_autocommit', broken)
+    with pytest.raises(sa_exc.DBAPIError):
+        _select_one(reader)
+    assert db.engine.pool.checkedout() == 0
+    assert reader._held is None
 
 
 def test_an_unreachable_database_is_an_outage(conf, tmp_path):
