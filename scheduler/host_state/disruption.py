@@ -26,6 +26,8 @@ still hold, the build fails and is retried elsewhere.
 
 import threading
 
+import numpy as np
+
 # a tiny cloud whose hosts died is not a disruption of the scheduler
 MIN_SILENT = 3
 
@@ -43,11 +45,16 @@ class DisruptionGrace:
     def reporting(self, reported_at, now):
         """Boolean mask over ``reported_at`` (seconds since the epoch)."""
         fresh = (now - reported_at) <= self.service_down_time
-        silent = ~fresh & (reported_at > 0)     # 0: never reported
-        count, silent_count = len(reported_at), int(silent.sum())
+        count = len(reported_at)
+        silent = None
+        # the hosts not fresh bound the silent ones: nearly always too
+        # few to look closer (a count of a mask costs no conversion)
+        if self._too_many(count - int(np.count_nonzero(fresh)), count):
+            silent = ~fresh & (reported_at > 0)     # 0: never reported
+            if not self._too_many(int(np.count_nonzero(silent)), count):
+                silent = None
         with self._lock:
-            if (silent_count >= MIN_SILENT
-                    and silent_count >= self.threshold * count):
+            if silent is not None:
                 newest_silent = float(reported_at[silent].max())
                 if (self.grace_until is None or now > self.grace_until
                         or self.silent_from is None):
@@ -57,3 +64,9 @@ class DisruptionGrace:
                 return fresh
             silent_from = self.silent_from
         return fresh | (reported_at >= silent_from - self.service_down_time)
+
+    def _too_many(self, silent_count, count):
+        """Is a silence of ``silent_count`` hosts of ``count`` the
+        scheduler's own (module docstring)?"""
+        return (silent_count >= MIN_SILENT
+                and silent_count >= self.threshold * count)
