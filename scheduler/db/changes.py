@@ -446,11 +446,11 @@ def draw_stripe():
     return _draw_stripe(())
 
 
-def lock_statement(probe=False):
+def lock_statement():
     """The provider lock as one statement where ``UPDATE ... RETURNING``
-    exists: ``RETURNING id`` and, with ``probe``, ``held`` (bind
-    parameters ``ids`` and ``consumers``). The claim routine runs it."""
-    return _lock_returning((), probe)
+    exists, ``RETURNING id`` (bind parameter ``ids``). The claim routine
+    runs it, and the probe after it (``probe_statement``)."""
+    return _lock_returning((), False)
 
 
 def unlock_statement():
@@ -489,16 +489,28 @@ _UNBUMP = (sa.update(P).where(_IDS).values(generation=P.c.generation - 1)
            .execution_options(synchronize_session=False))
 
 
+def _held():
+    """The probe: do the consumers ``:consumers`` hold any claim?"""
+    return sa.exists(sa.select(models.allocations.c.id).where(
+        models.allocations.c.consumer_uuid.in_(
+            sa.bindparam('consumers', expanding=True)))).label('held')
+
+
+def probe_statement():
+    """The probe as a statement of its own (bind parameter
+    ``consumers``). The claim routine runs it after the lock: it then
+    reads what was committed while the lock waited, where the lock's own
+    RETURNING reads the snapshot its UPDATE began with."""
+    return sa.select(_held())
+
+
 @functools.lru_cache(maxsize=None)
 def _lock_returning(columns, probe):
     """``_LOCK ... RETURNING id, *columns`` and, with ``probe``, whether
     the consumers ``:consumers`` hold any claim (``held``)."""
     returned = [P.c.id] + [P.c[name] for name in columns]
     if probe:
-        held = sa.select(models.allocations.c.id).where(
-            models.allocations.c.consumer_uuid.in_(
-                sa.bindparam('consumers', expanding=True)))
-        returned.append(sa.exists(held).label('held'))
+        returned.append(_held())
     return _LOCK.returning(*returned)
 
 

@@ -37,6 +37,21 @@ transaction path raises:
 * -3: a row does not fit (the conditional UPDATE took nothing): what
   the rows before it took is given back (``_DidNotFit``).
 
+One claim of a consumer at a time: the function first takes a
+transaction-level advisory lock on each of its consumers (in order of
+their hashes, so two claims never wait on each other in a cycle), and
+asks whether the consumers hold claims (the probe) as a statement of its
+own, after every lock. The function runs in autocommit, and its backend
+goes on when the worker that called it dies or loses the connection:
+the call the broker delivers again to another worker, or the call that
+``scheduler.db.driver_calls`` sends again, may overlap it, and may have
+planned other providers. It waits for the first claim, and its probe
+then sees it: the consumers hold claims, the transaction path answers
+with them, and one claim stands, not two (the probe inside the lock's
+UPDATE read the snapshot taken before the lock waited, and missed it).
+The transaction path (MariaDB, SQLite, PostgreSQL without the function)
+runs in the caller's transaction, which ends with its connection.
+
 An expected outcome is therefore no database error: there is nothing for
 oslo.db to log, and no savepoint is needed (one cost 0.2 ms of the
 server's CPU per claim). A deadlock is reported as the database's own
@@ -80,6 +95,11 @@ class Held(Exception):
 class DidNotFit(Exception):
     """Fewer inventory rows fit than the claim asked for."""
 
+
+#: the first key of the advisory locks the function takes on its
+#: consumers (the second: the hash of a consumer's uuid), so that they
+#: meet no other user of advisory locks in the database
+CONSUMER_LOCKS = 0x5C4ED
 
 #: what the function returns for each outcome but success (a stripe's
 #: value is never below 1 once bumped)
@@ -140,8 +160,8 @@ def _give_back_statement():
 
 
 def _body():
-    lock = _plpgsql(changes.lock_statement(probe=True),
-                    {'ids': '_ids', 'consumers': '_consumers'})
+    lock = _plpgsql(changes.lock_statement(), {'ids': '_ids'})
+    probe = _plpgsql(changes.probe_statement(), {'consumers': '_consumers'})
     row = {'p': '_p[i_]', 'rc': '_rc[i_]', 'a': '_a[i_]', 'lo': '_lo[i_]',
            'hi': '_hi[i_]', 'g': '_g[i_]'}
     take = _plpgsql(_take_statement(), row)
@@ -156,10 +176,16 @@ DECLARE
   held_ boolean;
   rows_ integer;
   seq_ bigint;
+  key_ integer;
 BEGIN
-  WITH locked AS ({lock})
-  SELECT count(*), coalesce(bool_or(locked.held), false)
-    INTO found_, held_ FROM locked;
+  -- one claim of a consumer at a time, whatever its providers
+  FOR key_ IN SELECT DISTINCT hashtext(c) FROM unnest(_consumers) AS c
+              ORDER BY 1 LOOP
+    PERFORM pg_advisory_xact_lock({namespace}, key_);
+  END LOOP;
+  WITH locked AS ({lock}) SELECT count(*) INTO found_ FROM locked;
+  -- after the locks: what was committed while they waited counts
+  held_ := ({probe});
   IF found_ <> cardinality(_ids) OR held_ THEN
     {unlock};
     RETURN CASE WHEN held_ THEN {held} ELSE {gone} END;
@@ -185,8 +211,8 @@ BEGIN
   SELECT seq INTO seq_ FROM {stripes} WHERE stripe = _stripe;
   RETURN seq_;
 END
-""".format(lock=lock, take=take, give_back=give_back, unlock=unlock,
-           stamp=stamp,
+""".format(lock=lock, probe=probe, namespace=CONSUMER_LOCKS,
+           take=take, give_back=give_back, unlock=unlock, stamp=stamp,
            gone=_OUTCOMES[Gone], held=_OUTCOMES[Held],
            did_not_fit=_OUTCOMES[DidNotFit], alloc=_ALLOC.name,
            stripes=models.change_stripes.name)

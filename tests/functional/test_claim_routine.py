@@ -10,6 +10,7 @@ position of the feed moved).
 """
 
 import logging
+import threading
 
 import pytest
 import sqlalchemy as sa
@@ -141,3 +142,49 @@ def test_a_claim_on_a_provider_that_is_gone_names_it(database, caplog):
                                  'resource_class': '(deleted)'}
     assert _state(database) == before
     assert _quiet(caplog) == []
+
+
+def test_a_claim_overlapping_one_of_its_consumers_waits_and_one_stands(
+        database, monkeypatch):
+    """The function's backend goes on when its worker dies mid-call, and
+    the call delivered again to another worker may plan another host:
+    that claim waits for the first (the consumers' locks), then finds the
+    consumer's claim (the probe, after the locks) and replaces it. One
+    claim stands; the probe inside the lock's UPDATE read the snapshot
+    from before the wait, and both were written."""
+    if not claim_routine.usable(database):
+        pytest.skip('the claim function is PostgreSQL\'s')
+    first, second = _providers(database, ['h1', 'h2'])
+    consumer = uuidutils.generate_uuid()
+    # the first claim, its transaction left open (its worker is gone)
+    connection = database.engine.connect()
+    transaction = connection.begin()
+    monkeypatch.setattr(database.driver_calls, 'scalar', lambda sql, params:
+                        connection.exec_driver_sql(sql, params).scalar())
+    claims.claim_resources(database, [claims.Claim(consumer, first, SMALL,
+                                                   'h1')])
+    monkeypatch.undo()
+    outcome = []
+
+    def again():
+        try:
+            claims.claim_resources(database, [claims.Claim(
+                consumer, second, SMALL, 'h2')])
+            outcome.append('claimed')
+        except Exception as exc:  # noqa: BLE001 - reported below
+            outcome.append(exc)
+    overlapping = threading.Thread(target=again)
+    overlapping.start()
+    overlapping.join(1.0)
+    try:
+        assert overlapping.is_alive(), 'it did not wait: %s' % outcome
+    finally:
+        transaction.commit()
+        connection.close()
+        overlapping.join(30)
+    assert outcome == ['claimed']
+    state = _state(database)
+    assert {(c, p) for c, p, _, _ in state['allocations']} == {
+        (consumer, second)}
+    assert sum(claimed for provider, rc, claimed in state['usage']
+               if rc == rcs.VCPU) == 1
