@@ -165,20 +165,40 @@ class HostStateCache:
             # missed by this refresh, and is caught by the next
             own_writes = self.db.local_writes
             since, read = self.position, None
-            with self._reader.cursor() as cursor:
-                if since is None:
+            if since is None:
+                with self._reader.cursor() as cursor:
                     current = changes.poll_position(
                         cursor, self._reader.dialect,
                         legacy=self.db.legacy_change_counter)
-                else:
-                    current, read = self._read_changes(cursor, since)
-            self.refreshed_at = started
-            self._own_writes_seen = own_writes
-            if since is None:
+                self._refreshed(started, own_writes)
                 return self._cold_load(current)
-            if read is None:
-                return 0
-            return self._apply_changes(current, read, epoch)
+            dirty = self._take_dirty()
+            try:
+                # the block's end may fail too (MariaDB's and SQLite's
+                # rollback), and so may applying what it read
+                with self._reader.cursor() as cursor:
+                    current, read = self._read_changes(cursor, since, dirty)
+                self._refreshed(started, own_writes)
+                if read is None:
+                    return 0
+                return self._apply_changes(current, read, epoch)
+            except BaseException:
+                # read again at the next refresh
+                with self.lock:
+                    self.table.dirty.update(dirty)
+                raise
+
+    def _refreshed(self, started, own_writes):
+        self.refreshed_at = started
+        self._own_writes_seen = own_writes
+
+    def _take_dirty(self):
+        """The rows to read again whatever the feed says (taken: a refresh
+        that fails gives them back)."""
+        if not self.table.dirty:  # a glance: decisions hold the lock long
+            return set()
+        with self.lock:  # reload_providers may add to it meanwhile
+            return self.table.take_dirty()
 
     def _cold_load(self, current):
         with bulk.collector_paused():
@@ -198,40 +218,31 @@ class HostStateCache:
         self.rows_applied += len(providers)
         return len(providers)
 
-    def _read_changes(self, cursor, since):
+    def _read_changes(self, cursor, since, dirty):
         """``(current position, what changed since ``since``)``, None for
         the latter if nothing did: through the poll's ``cursor``, in one
         transaction, the position and the providers changed, and those
-        left dirty, with their inventories; aggregates and instances, in
-        a transaction of their own, only if a stripe that stamps them
-        moved. A read that fails leaves the dirty rows dirty."""
-        dirty = set()
-        if self.table.dirty:  # a glance: decisions hold the lock long
-            with self.lock:  # reload_providers may add to it meanwhile
-                dirty = self.table.take_dirty()
-        try:
-            current, providers, inventories = provider_reads.poll(
-                cursor, self._reader.dialect, since,
-                self.db.legacy_change_counter)
-            if current == since and not dirty:
-                return current, None
-            if dirty:
-                more = provider_reads.read_changed(
-                    cursor, self._reader.dialect, provider_ids=dirty)
-                # lists or tuples, as the driver returns rows
-                providers = [*providers, *more[0]]
-                inventories = [*inventories, *more[1]]
-            aggregates = instances = None
-            if since.rows_moved(current):
-                aggregates = db_aggregates.load_aggregate_changes(
+        ``dirty``, with their inventories; aggregates and instances, in a
+        transaction of their own, only if a stripe that stamps them
+        moved."""
+        current, providers, inventories = provider_reads.poll(
+            cursor, self._reader.dialect, since,
+            self.db.legacy_change_counter)
+        if current == since and not dirty:
+            return current, None
+        if dirty:
+            more = provider_reads.read_changed(
+                cursor, self._reader.dialect, provider_ids=dirty)
+            # lists or tuples, as the driver returns rows
+            providers = [*providers, *more[0]]
+            inventories = [*inventories, *more[1]]
+        aggregates = instances = None
+        if since.rows_moved(current):
+            aggregates = db_aggregates.load_aggregate_changes(
+                self.db, since=since, until=current)
+            if self.table.image_properties.enabled:
+                instances = db_instances.load_instance_changes(
                     self.db, since=since, until=current)
-                if self.table.image_properties.enabled:
-                    instances = db_instances.load_instance_changes(
-                        self.db, since=since, until=current)
-        except BaseException:
-            with self.lock:
-                self.table.dirty.update(dirty)
-            raise
         return current, (providers, inventories, aggregates, instances)
 
     def _apply_changes(self, current, read, epoch):

@@ -3,6 +3,7 @@ pull only what changed, including what another worker wrote."""
 
 import gc
 import logging
+import sqlite3
 
 import pytest
 import sqlalchemy
@@ -292,6 +293,45 @@ def test_a_failed_read_leaves_dirty_rows_dirty(db, hosts, monkeypatch):
         raise db_exc.DBConnectionError(Exception('gone'))
     monkeypatch.setattr(provider_reads, 'read_changed', fails)
     with pytest.raises(db_exc.DBConnectionError):
+        cache.refresh(force=True)
+    assert cache.table.dirty == {hosts[0]}
+
+
+class _RollbackFails:
+    """A driver connection whose rollback fails (the server went away as
+    the poll's block ended, on MariaDB or SQLite)."""
+
+    def __init__(self, real):
+        self._real = real
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def rollback(self):
+        raise sqlite3.OperationalError('disk I/O error')
+
+
+def test_a_block_that_fails_as_it_ends_leaves_dirty_rows_dirty(db, hosts):
+    cache = HostStateCache(db)
+    cache.refresh()
+    cache.table.dirty.add(hosts[0])
+    held = cache._reader._held
+    held.dbapi_connection = _RollbackFails(held.dbapi_connection)
+    with pytest.raises(sqlalchemy.exc.DBAPIError):
+        cache.refresh(force=True)
+    assert cache.table.dirty == {hosts[0]}
+
+
+def test_dirty_rows_whose_changes_fail_to_apply_stay_dirty(
+        db, hosts, monkeypatch):
+    cache = HostStateCache(db)
+    cache.refresh()
+    cache.table.dirty.add(hosts[0])
+
+    def fails(*args, **kwargs):
+        raise ValueError('a bug')
+    monkeypatch.setattr(cache, '_apply_changes', fails)
+    with pytest.raises(ValueError):
         cache.refresh(force=True)
     assert cache.table.dirty == {hosts[0]}
 
