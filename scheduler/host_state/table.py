@@ -13,6 +13,7 @@ reload of the row never erases: only ``forget`` or ``confirm`` do.
 import datetime
 
 import numpy as np
+from oslo_log import log as logging
 
 from scheduler.model import fit
 from scheduler.model import host_metrics
@@ -23,6 +24,8 @@ from scheduler.host_state.attributes import AttributeStore
 from scheduler.host_state.image_properties import ImagePropertyIndex
 from scheduler.host_state.labels import HOST_SCOPE
 from scheduler.host_state.labels import ProviderLabels
+
+LOG = logging.getLogger(__name__)
 
 _INITIAL_CAPACITY = 64
 
@@ -427,10 +430,25 @@ _DERIVED = {
 
 
 def _value_of(name, derive):
-    """``attributes -> value`` of column ``name``."""
-    if derive is not None:
-        return derive
-    return lambda attributes: _lookup(attributes, name)
+    """``attributes -> value`` of column ``name``. A plugin's ``derive``
+    that fails on a host's attributes gives that host the column's
+    default (logged once per column): it must not stop the table's
+    updates, which every host's reports go through."""
+    if derive is None:
+        return lambda attributes: _lookup(attributes, name)
+    failed = []
+
+    def guarded(attributes):
+        try:
+            return derive(attributes)
+        except Exception:
+            if not failed:
+                failed.append(name)
+                LOG.exception('Column %s: deriving it from a host\'s '
+                              'attributes failed; such hosts read its '
+                              'default', name)
+            return None
+    return guarded
 
 
 def _lookup(attributes, name):

@@ -152,6 +152,22 @@ def test_derived_column_follows_re_reports():
     assert list(table.column('double_vms')) == [6.0, 0.0, 10.0]
 
 
+def test_a_derivation_that_fails_on_a_host_gives_it_the_default(caplog):
+    """A plugin's column derivation that raises on one host's attributes:
+    that host reads the default, and the table keeps taking reports
+    (the poller applies every host's through it)."""
+    table = filter_hosts.table(dict(host='h1', running_vms=1),
+                               dict(host='h2', running_vms=2))
+    column = table.column('per_vm', -1.0,
+                          derive=lambda a: 10 / (a['running_vms'] - 1))
+    assert list(column) == [-1.0, 10.0]
+    table.apply([filter_hosts.provider(1, host='h1', running_vms=3),
+                 filter_hosts.provider(3, host='h3', running_vms=1)])
+    assert list(table.column('per_vm')) == [5.0, 10.0, -1.0]
+    failures = [r for r in caplog.records if 'per_vm' in r.getMessage()]
+    assert len(failures) == 1
+
+
 def test_expected_columns_are_built_in_one_pass():
     table = filter_hosts.table(dict(host='h1', running_vms=1),
                                dict(host='h2', running_vms=2))
