@@ -461,7 +461,9 @@ class ConsumerLoop:
         self._settle(message._raw_message, False)
 
     def _settle(self, raw, requeue):
-        if requeue:
+        if _void(raw):
+            pass        # read on a connection dropped since: redelivered
+        elif requeue:
             raw.requeue()
         elif self._one_by_one:
             raw.ack()
@@ -502,10 +504,16 @@ class ConsumerLoop:
                 pass
 
 
+def _void(raw):
+    """Was kombu message ``raw`` read on a channel closed since (the
+    broker delivers it again: no acknowledgement or requeue of it)?"""
+    return raw.channel is None or not getattr(raw.channel, 'is_open', True)
+
+
 def _acknowledge(raw, multiple=False):
     """Acknowledge kombu message ``raw`` (and, with ``multiple``, every
     unacknowledged one the broker delivered before it on its channel)."""
-    if raw.channel is None or not getattr(raw.channel, 'is_open', True):
+    if _void(raw):
         return
     raw.channel.basic_ack(raw.delivery_tag, multiple=multiple)
     raw._state = 'ACK'

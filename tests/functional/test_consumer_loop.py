@@ -281,3 +281,57 @@ def test_a_channel_the_broker_closes_voids_what_was_read_on_it(
         server.stop()
         server.wait()
     assert _queued(topic) == 0
+
+
+class _NotStored(Exception):
+    pass
+
+
+class _FailsOnce(_Endpoint):
+    def fail(self, ctxt, value=None):
+        with self.lock:
+            self.holding += 1
+            first = self.holding == 1
+        if first:
+            self.release.wait(30)
+            raise _NotStored(value)
+        return self.echo(ctxt, value)
+
+
+class _RequeueOnce(late_ack.CallServer):
+    requeue_once = (_NotStored,)
+
+
+def test_a_requeue_of_a_message_read_before_a_reconnection_keeps_the_new(
+        transport, topic):
+    """A cast fails after the loop reconnected: its requeue is void (its
+    channel is gone, the broker delivers it again) and leaves the new
+    connection alone (it used to count as a failure of the connection,
+    and dropped the new one)."""
+    endpoint = _FailsOnce()
+    server = _RequeueOnce(
+        transport, oslo_messaging.Target(topic=topic, server='w1'),
+        rpc_dispatcher.RPCDispatcher([endpoint], messaging.get_serializer()))
+    server.start(override_pool_size=THREADS)
+    client = _client(transport, topic)
+    try:
+        client.cast({}, 'fail', value='report')
+        _wait_for(lambda: endpoint.holding, 10, 'the cast never arrived')
+        loop = server.loop
+        first = loop.rabbit.connection.connection
+        loop.run_soon(lambda: first.transport.sock.shutdown(socket.SHUT_RDWR))
+        _wait_for(lambda: not loop._recover and
+                  loop.rabbit.connection.connection not in (None, first),
+                  20, 'no new connection')
+        second = loop.rabbit.connection.connection
+        assert client.call({}, 'echo', value=1) == 1
+        endpoint.release.set()      # the first delivery fails: requeued
+        _wait_for(lambda: 'report' in endpoint.handled, 20,
+                  'the cast was not delivered again')
+        time.sleep(0.5)
+        assert loop.rabbit.connection.connection is second
+    finally:
+        endpoint.release.set()
+        server.stop()
+        server.wait()
+    assert _queued(topic) == 0
