@@ -140,24 +140,22 @@ class ComputeNode(base.SchedulerObject):
 
 def _adoptable(node):
     """The fields ComputeNode ``node`` leaves unset if it can be
-    completed in place, None if it cannot: not a ComputeNode, or a field
-    it says changed is not set (a copy reads each; one that is not set
-    fails the copy, as it did before adopting)."""
+    completed in place (those it says changed without a value included:
+    they get their defaults, as in a copy), None if it is no
+    ComputeNode."""
     if not isinstance(node, ComputeNode):
         return None
-    unset = set(node.fields) - node.obj_set_fields() - set(_IDENTITY)
-    if unset & node._changed_fields:
-        return None
-    return unset
+    return set(node.fields) - node.obj_set_fields() - set(_IDENTITY)
 
 
 def _values(cls, host, stats):
     """The fields of report ``stats`` (a dict or a ComputeNode) that a
     new ComputeNode of ``host`` takes."""
     if isinstance(stats, cls):
-        return {k: getattr(stats, k) for k in stats.obj_what_changed()
-                | {f for f in stats.fields if stats.obj_attr_is_set(f)}
-                if k not in _IDENTITY}
+        # the fields set (one its primitive calls changed without a value
+        # is not: reading it would raise)
+        return {k: getattr(stats, k) for k in stats.fields
+                if k not in _IDENTITY and stats.obj_attr_is_set(k)}
     if isinstance(stats, dict):
         stats = nova_compat.compute_node_stats(stats)
         if 'host' in stats and stats['host'] != host:

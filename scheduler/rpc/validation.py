@@ -18,10 +18,13 @@ the caller's value cut to a few hundred characters
    by name, then each argument goes through ``check_structure``: nesting
    depth, list and string lengths, the total number of values, non-finite
    or out-of-range numbers, strings that are not valid unicode, and
-   fractional values for integer fields of a scheduler object (which
-   oslo.versionedobjects would silently truncate; a plain dict the
-   method's schema module lists in ``RAW_OBJECTS`` counts as that
-   object). It walks iteratively, so no message can raise a
+   values of a scheduler object's fields that oslo.versionedobjects
+   would coerce into something else (a fractional or string number
+   truncated or parsed for an integer field, a string that is no finite
+   number for a float field, anything but a boolean for a boolean
+   field, as ``bool('false')`` is True; the values of a dict of such; a
+   plain dict the method's schema module lists in ``RAW_OBJECTS``
+   counts as that object). It walks iteratively, so no message can raise a
    RecursionError, and it guards the schema validator against huge input;
 2. the dispatcher deserializes the arguments and reads them into what the
    manager takes (``scheduler.rpc.arguments``);
@@ -119,38 +122,106 @@ def _logged_context_problem(ctxt):
     return None
 
 
-def _integer_fields(primitive, name=None):
-    """Names of the integer fields of the object ``primitive`` encodes
-    (or, for a plain dict, of object ``name``)."""
-    classes = base.SchedulerObjectRegistry.obj_classes().get(
-        name or primitive.get(_OBJ_NAME)) or []
+def _field_checks(primitive, where, name=None):
+    """``{field: check(value, path)}`` of the object ``primitive``
+    encodes (or, for a plain dict, of object ``name``): ``_value_check``
+    of each field whose type has one. An object name that is not a
+    string is refused here (``where()``: the primitive's path)."""
+    name = name or primitive.get(_OBJ_NAME)
+    if not isinstance(name, str):
+        raise _invalid('%s.%s' % (where(), _OBJ_NAME), 'expected the name '
+                       'of an object, got %s' % exception.echo(name))
+    classes = base.SchedulerObjectRegistry.obj_classes().get(name) or []
     if not classes:
-        return frozenset()
-    return _integer_field_names(classes[0])
+        return {}
+    return _checks_of(classes[0])
 
 
 @functools.lru_cache(maxsize=None)
-def _integer_field_names(cls):
-    return frozenset(name for name, field in cls.fields.items()
-                     if isinstance(getattr(field, '_type', None),
-                                   (ovo_fields.Integer,
-                                    ovo_fields.NonNegativeInteger)))
+def _checks_of(cls):
+    checks = ((name, _value_check(getattr(field, '_type', None)))
+              for name, field in cls.fields.items())
+    return {name: check for name, check in checks if check is not None}
 
 
-def check_integral(values, integer_fields, path):
-    """Refuse fractional values for integer fields (1.5, '1.5')."""
-    for name in integer_fields & set(values):
-        value = values[name]
-        if isinstance(value, float) and not value.is_integer():
-            raise _invalid('%s.%s' % (path, name),
-                           'must be a whole number, got %r' % value)
-        if isinstance(value, str):
-            try:
-                int(value)
-            except ValueError:
-                raise _invalid('%s.%s' % (path, name),
-                               'must be a whole number, got %s' %
-                               exception.echo(value))
+def _value_check(field_type):
+    """``check(value, path)`` of a value oslo.versionedobjects would
+    coerce with ``field_type`` into something other than what was sent:
+    a fractional number or a string truncated or parsed into an integer,
+    a string parsed into a float that is not finite, anything but a
+    boolean made one (``bool('false')`` is True); the values of a dict
+    of such. None for a type that needs none."""
+    if isinstance(field_type, (ovo_fields.Integer,
+                               ovo_fields.NonNegativeInteger)):
+        return _whole
+    if isinstance(field_type, (ovo_fields.Float,
+                               ovo_fields.NonNegativeFloat)):
+        return _finite
+    if isinstance(field_type, ovo_fields.Boolean):
+        return _boolean
+    if isinstance(field_type, ovo_fields.Dict):
+        each = _value_check(getattr(field_type._element_type, '_type',
+                                    None))
+        if each is None:
+            return None
+
+        def each_value(value, path):
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    each(item, '%s.%s' % (path, key))
+        return each_value
+    return None
+
+
+def _whole(value, path):
+    if type(value) is int or value is None:
+        return      # its range: check_structure
+    if isinstance(value, bool):
+        raise _invalid(path, 'must be a whole number, got %r' % value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise _invalid(path, 'must be a whole number, got %r' % value)
+        number = int(value)
+    elif isinstance(value, str):
+        try:
+            number = int(value)
+        except ValueError:
+            raise _invalid(path, 'must be a whole number, got %s' %
+                           exception.echo(value))
+    else:
+        return      # not a number at all: coercion says so
+    if not _INT_RANGE[0] <= number <= _INT_RANGE[1]:
+        raise _invalid(path, 'integer out of range (64 bits)')
+
+
+def _finite(value, path):
+    if type(value) in (int, float) or value is None:
+        return      # finite: check_structure
+    if isinstance(value, bool):
+        raise _invalid(path, 'must be a number, got %r' % value)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            raise _invalid(path, 'must be a number, got %s' %
+                           exception.echo(value))
+        if not math.isfinite(number):
+            raise _invalid(path, 'not a finite number: %s' %
+                           exception.echo(value))
+
+
+def _boolean(value, path):
+    if isinstance(value, bool) or value is None:
+        return
+    raise _invalid(path, 'must be true or false, got %s' %
+                   exception.echo(value))
+
+
+def check_field_values(values, checks, path):
+    """Refuse the values of an object's fields that coercion would turn
+    into something else (``_value_check``)."""
+    for name in checks.keys() & values.keys():
+        checks[name](values[name], '%s.%s' % (path, name))
 
 
 def _path(node):
@@ -176,9 +247,9 @@ def _children(value, node, limits):
                 _check_scalar(key, node, limits)
         if _OBJ_NAME in value and isinstance(value.get(_OBJ_DATA), dict):
             data = value[_OBJ_DATA]
-            fields = _integer_fields(value)
-            if fields:
-                check_integral(data, fields, _path(node))
+            checks = _field_checks(value, lambda: _path(node))
+            if checks:
+                check_field_values(data, checks, _path(node))
             return [*data.items(),
                     *[(k, v) for k, v in value.items() if k != _OBJ_DATA]]
         for key in value:
@@ -216,7 +287,8 @@ def check_structure(value, path, limits, raw_object=None):
     the walk (``(parent node, key)``, for the error's path) is made for
     containers only: a valid message costs no object per value."""
     if raw_object and isinstance(value, dict) and _OBJ_NAME not in value:
-        check_integral(value, _integer_fields(value, raw_object), path)
+        check_field_values(value, _field_checks(value, lambda: path,
+                                                raw_object), path)
     limits = _Limits.of(limits)
     max_items, max_depth, max_length = (limits.max_message_items,
                                         limits.max_nesting_depth,

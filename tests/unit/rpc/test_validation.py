@@ -58,6 +58,50 @@ def test_a_plain_dict_of_object_fields_gets_the_whole_number_check():
                                    'ComputeNode')
 
 
+@pytest.mark.parametrize('stats, field, words', [
+    ({'vcpus': '1e3'}, 'stats.vcpus', "whole number, got '1e3'"),
+    ({'vcpus': '9' * 20}, 'stats.vcpus', 'integer out of range'),
+    ({'vcpus': 1e30}, 'stats.vcpus', 'integer out of range'),
+    ({'vcpus': True}, 'stats.vcpus', 'whole number, got True'),
+    ({'cpu_allocation_ratio': 'nan'}, 'stats.cpu_allocation_ratio',
+     "not a finite number: 'nan'"),
+    ({'cpu_allocation_ratio': 'fast'}, 'stats.cpu_allocation_ratio',
+     "must be a number, got 'fast'"),
+    ({'disabled': 'false'}, 'stats.disabled',
+     "must be true or false, got 'false'"),
+    ({'disabled': 0}, 'stats.disabled', 'must be true or false, got 0'),
+    ({'used': {'CUSTOM_X': 2.9}}, 'stats.used.CUSTOM_X',
+     'whole number, got 2.9'),
+    ({'used': {'CUSTOM_X': -0.5}}, 'stats.used.CUSTOM_X',
+     'whole number, got -0.5'),
+    ({'inventories': {'DISK_GB': {'total': 'nan'}}},
+     'stats.inventories.DISK_GB.total', "not a finite number: 'nan'"),
+])
+def test_values_coercion_would_change_are_refused(stats, field, words):
+    """oslo.versionedobjects would truncate, parse or (``bool('false')``)
+    invert them: refused at the edge, naming the field."""
+    with pytest.raises(exception.InvalidField) as info:
+        validation.check_structure(stats, 'stats', LIMITS, 'ComputeNode')
+    assert info.value.kwargs['field'] == field
+    assert words in str(info.value)
+
+
+def test_an_object_whose_name_is_not_a_string_is_refused():
+    primitive = _flavor_primitive(vcpus=1)
+    primitive['scheduler_object.name'] = ['Flavor']
+    with pytest.raises(exception.InvalidField) as info:
+        validation.check_structure({'spec': primitive}, 'arg', LIMITS)
+    assert info.value.kwargs['field'] == 'arg.spec.scheduler_object.name'
+
+
+def test_values_coercion_keeps_pass():
+    for stats in ({'vcpus': '8', 'memory_mb': 8.0, 'disabled': False},
+                  {'cpu_allocation_ratio': '1.5', 'ram_allocation_ratio': 2},
+                  {'used': {'X': 2}, 'inventories': {
+                      'DISK_GB': {'total': 10, 'allocation_ratio': 1}}}):
+        validation.check_structure(stats, 'stats', LIMITS, 'ComputeNode')
+
+
 def test_whole_values_pass():
     validation.check_structure(
         {'a': [1, 2.0, 'ok', None, True], 'b': _flavor_primitive(vcpus=2.0)},
