@@ -307,21 +307,25 @@ class ConsumerLoop:
     def _heartbeat(self, amqp):
         """Send a heartbeat if nothing went out for a heartbeat's time;
         raise if the broker was silent for two. Returns the seconds until
-        it must run again."""
+        it must run again (None: never, heartbeats are off)."""
+        tick = getattr(amqp, 'heartbeat_tick', None)
+        if (tick is None or self._heartbeat_every <= 0
+                or not getattr(amqp, 'heartbeat', None)):
+            return None     # off (threshold 0), or a transport without
         now = time.monotonic()
         if now >= self._next_heartbeat:
             self._next_heartbeat = now + self._heartbeat_every
-            tick = getattr(amqp, 'heartbeat_tick', None)
-            if tick is not None and self.rabbit.heartbeat_timeout_threshold:
-                with self.rabbit._connection_lock:
-                    tick(rate=self.rabbit.heartbeat_rate)
+            with self.rabbit._connection_lock:
+                tick(rate=self.rabbit.heartbeat_rate)
         return self._next_heartbeat - now
 
     def _read(self, wait):
         amqp = self._amqp()
         if amqp is None:
             raise ConnectionError('not connected')
-        wait = max(0.0, min(wait, self._heartbeat(amqp)))
+        due = self._heartbeat(amqp)
+        if due is not None:
+            wait = max(0.0, min(wait, due))
         sock = _socket(amqp)
         if sock is None:
             with self.rabbit._connection_lock:

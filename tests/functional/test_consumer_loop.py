@@ -335,3 +335,29 @@ def test_a_requeue_of_a_message_read_before_a_reconnection_keeps_the_new(
         server.stop()
         server.wait()
     assert _queued(topic) == 0
+
+
+def _idle_cpu(server, seconds=2.0):
+    """CPU seconds this process used while ``server`` idled."""
+    time.sleep(0.5)
+    started = time.process_time()
+    time.sleep(seconds)
+    return time.process_time() - started
+
+
+def test_a_loop_without_heartbeats_waits_instead_of_spinning(topic):
+    """``heartbeat_timeout_threshold = 0`` (heartbeats off, as the
+    simulator sets them): the loop waits on the socket as long as it
+    likes (it once waited 0 s, spinning a core)."""
+    transport = _transport(heartbeat=0)
+    endpoint = _Endpoint()
+    server = _server(transport, topic, endpoint)
+    client = _client(transport, topic)
+    try:
+        assert client.call({}, 'echo', value=1) == 1
+        assert _idle_cpu(server) < 0.5
+        assert client.call({}, 'echo', value=2) == 2
+    finally:
+        server.stop()
+        server.wait()
+        transport.cleanup()

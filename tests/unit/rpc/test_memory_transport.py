@@ -1,8 +1,14 @@
 """The embedded transport polls an empty queue every POLL_INTERVAL
-instead of spinning (scheduler.rpc.memory_transport)."""
+instead of spinning (scheduler.rpc.memory_transport), and so does a
+server's consumer loop on it."""
+
+import time
 
 import kombu
+import oslo_messaging
+from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
+from scheduler.rpc import late_ack
 from scheduler.rpc import memory_transport
 from scheduler.rpc import messaging
 
@@ -14,3 +20,35 @@ def test_embedded_url_names_the_polled_transport(conf):
         transport = connection.transport
     assert isinstance(transport, memory_transport.Transport)
     assert transport.polling_interval == memory_transport.POLL_INTERVAL > 0
+
+
+def test_a_server_on_it_idles_without_spinning(conf):
+    """The consumer loop on the embedded transport (heartbeats off, as
+    the simulator runs it) polls every POLL_INTERVAL: it once polled with
+    no wait at all, and a worker's idle loop took a core."""
+    class Echo:
+        target = oslo_messaging.Target(version='1.0')
+
+        def echo(self, ctxt, value=None):
+            return value
+
+    conf.set_override('transport_url', messaging.EMBEDDED_TRANSPORT_URL)
+    conf.set_override('heartbeat_timeout_threshold', 0,
+                      group='oslo_messaging_rabbit')
+    transport = messaging.get_transport(conf)
+    server = late_ack.CallServer(
+        transport, oslo_messaging.Target(topic='idle', server='w1'),
+        rpc_dispatcher.RPCDispatcher([Echo()], messaging.get_serializer()))
+    server.start(override_pool_size=2)
+    client = oslo_messaging.get_rpc_client(
+        transport, oslo_messaging.Target(topic='idle'), timeout=10)
+    try:
+        assert client.call({}, 'echo', value=1) == 1
+        time.sleep(0.3)
+        started = time.process_time()
+        time.sleep(1.5)
+        assert time.process_time() - started < 0.75
+    finally:
+        server.stop()
+        server.wait()
+        transport.cleanup()
