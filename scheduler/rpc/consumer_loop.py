@@ -304,28 +304,38 @@ class ConsumerLoop:
         return isinstance(exc, (OSError, *kombu.connection_errors,
                                 *kombu.channel_errors))
 
+    def _beats(self, amqp):
+        """Does the loop send this connection's heartbeats (not when
+        they are off, ``heartbeat_timeout_threshold = 0``, or for a
+        transport without them)?"""
+        return (self._heartbeat_every > 0 and
+                bool(getattr(amqp, 'heartbeat', None)) and
+                hasattr(amqp, 'heartbeat_tick'))
+
     def _heartbeat(self, amqp):
         """Send a heartbeat if nothing went out for a heartbeat's time;
-        raise if the broker was silent for two. Returns the seconds until
-        it must run again (None: never, heartbeats are off)."""
-        tick = getattr(amqp, 'heartbeat_tick', None)
-        if (tick is None or self._heartbeat_every <= 0
-                or not getattr(amqp, 'heartbeat', None)):
-            return None     # off (threshold 0), or a transport without
+        raise if the broker was silent for two. Run after a read, so the
+        broker's heartbeats waiting in the socket count (after a stall of
+        the process, they are there)."""
         now = time.monotonic()
         if now >= self._next_heartbeat:
             self._next_heartbeat = now + self._heartbeat_every
             with self.rabbit._connection_lock:
-                tick(rate=self.rabbit.heartbeat_rate)
-        return self._next_heartbeat - now
+                amqp.heartbeat_tick(rate=self.rabbit.heartbeat_rate)
 
     def _read(self, wait):
         amqp = self._amqp()
         if amqp is None:
             raise ConnectionError('not connected')
-        due = self._heartbeat(amqp)
-        if due is not None:
-            wait = max(0.0, min(wait, due))
+        beats = self._beats(amqp)
+        if beats:
+            wait = max(0.0, min(wait, self._next_heartbeat -
+                                time.monotonic()))
+        self._read_frames(amqp, wait)
+        if beats:
+            self._heartbeat(amqp)
+
+    def _read_frames(self, amqp, wait):
         sock = _socket(amqp)
         if sock is None:
             with self.rabbit._connection_lock:
@@ -396,6 +406,13 @@ class ConsumerLoop:
                 channel = self.rabbit.channel
                 self._unsettled = collections.deque(
                     raw for raw in self._unsettled if raw.channel is channel)
+                if not self._consuming:
+                    # stopped meanwhile (its cancel may have timed out)
+                    self._cancel()
+                elif self.rabbit.rabbit_qos_prefetch_count:
+                    # a channel the driver reopened in place keeps the
+                    # object, and the driver sets no prefetch on it
+                    self.rabbit._set_qos(channel)
             return
         pause = min(self.rabbit.interval_start +
                     self._attempts * self.rabbit.interval_stepping,
@@ -422,8 +439,16 @@ class ConsumerLoop:
         self._hand_over(message)
 
     def _hand_over(self, message):
-        if self._consuming:
+        if not self._consuming:
+            return
+        try:
             self._on_message(message)
+        except Exception:
+            # say its server's pool was shut down: left unacknowledged,
+            # the broker delivers it again (raised to the driver, the
+            # message would be rejected, and lost)
+            LOG.exception('%s: a message was not taken; the broker will '
+                          'deliver it again', self.name)
 
     def _cancel(self):
         self._consuming = False

@@ -21,6 +21,7 @@ import pytest
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
 from scheduler import conf as sched_conf
+from scheduler.rpc import consumer_loop
 from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
 from tests.functional import services
@@ -361,3 +362,24 @@ def test_a_loop_without_heartbeats_waits_instead_of_spinning(topic):
         server.stop()
         server.wait()
         transport.cleanup()
+
+
+def test_a_message_its_server_cannot_take_is_not_lost(transport, topic):
+    """The server's hand-over raises (its pool was shut down while the
+    loop still read): the message stays unacknowledged and goes back to
+    the queue when the connection closes (raised to the driver, it was
+    rejected: lost)."""
+    def cannot_take(message):
+        raise RuntimeError('cannot schedule new futures after shutdown')
+    loop = consumer_loop.ConsumerLoop(
+        transport._driver, oslo_messaging.Target(topic=topic, server='w1'),
+        cannot_take, name='test-loop')
+    loop.start()
+    try:
+        _client(transport, topic).cast({}, 'echo', value='kept')
+        time.sleep(1.0)
+        assert loop._thread.is_alive()
+    finally:
+        loop.stop_consuming(timeout=5)
+        loop.close(timeout=5)
+    assert _queued(topic) == 1
