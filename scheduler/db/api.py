@@ -329,23 +329,19 @@ class RawReader:
     def _open(self):
         try:
             proxied = self._engine.raw_connection()
+            driver_connections.set_up(proxied, self._set_up)
         except self._dbapi.Error as exc:
             raise self._wrapped(exc) from exc
-        connection = proxied.dbapi_connection
-        try:
-            if self.dialect == 'postgresql':
-                driver_connections.enter_autocommit(connection)
-            elif self.dialect == 'mysql' and connection.get_autocommit():
-                connection.autocommit(False)
-        except BaseException as exc:   # broken already: not back to the pool
-            driver_connections.discard(proxied)
-            if isinstance(exc, self._dbapi.Error):
-                raise self._wrapped(exc) from exc
-            raise
         if self._keep:
             proxied.detach()
             self._held = proxied
         return proxied
+
+    def _set_up(self, connection):
+        if self.dialect == 'postgresql':
+            driver_connections.enter_autocommit(connection)
+        elif self.dialect == 'mysql' and connection.get_autocommit():
+            connection.autocommit(False)
 
     def _drop(self, proxied):
         """Close a connection a block failed on (it may be broken), or

@@ -110,11 +110,8 @@ class DriverCalls:
                     return proxied
                 driver_connections.discard(proxied)
         proxied = self._database.engine.raw_connection()
-        try:
-            driver_connections.enter_autocommit(proxied.dbapi_connection)
-        except BaseException:   # broken already: not back to the pool
-            driver_connections.discard(proxied)
-            raise
+        driver_connections.set_up(proxied,
+                                  driver_connections.enter_autocommit)
         return proxied
 
     def _give_back(self, proxied):

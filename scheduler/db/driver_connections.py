@@ -63,3 +63,14 @@ def discard(proxied):
             proxied.invalidate()
     except Exception:  # noqa: S110 - closed or gone, either way
         pass
+
+
+def set_up(proxied, setup):
+    """``setup(dbapi_connection)`` on a connection just taken from the
+    pool; if it fails, the connection is broken already: discarded (not
+    left checked out) and the error raised."""
+    try:
+        setup(proxied.dbapi_connection)
+    except BaseException:
+        discard(proxied)
+        raise

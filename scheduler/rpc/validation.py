@@ -123,7 +123,7 @@ def _logged_context_problem(ctxt):
 
 
 def _field_checks(primitive, where, name=None):
-    """``{field: check(value, path)}`` of the object ``primitive``
+    """``{field: check(value, path, name)}`` of the object ``primitive``
     encodes (or, for a plain dict, of object ``name``): ``_value_check``
     of each field whose type has one. An object name that is not a
     string is refused here (``where()``: the primitive's path)."""
@@ -145,7 +145,7 @@ def _checks_of(cls):
 
 
 def _value_check(field_type):
-    """``check(value, path)`` of a value oslo.versionedobjects would
+    """``check(value, path, name)`` of a value oslo.versionedobjects would
     coerce with ``field_type`` into something other than what was sent:
     a fractional number or a string truncated or parsed into an integer,
     a string parsed into a float that is not finite, anything but a
@@ -165,63 +165,73 @@ def _value_check(field_type):
         if each is None:
             return None
 
-        def each_value(value, path):
-            if isinstance(value, dict):
+        def each_value(value, path, name):
+            if isinstance(value, dict) and value:
+                inner = '%s.%s' % (path, name)
                 for key, item in value.items():
-                    each(item, '%s.%s' % (path, key))
+                    each(item, inner, key)
         return each_value
     return None
 
 
-def _whole(value, path):
+# Each check takes the value and where it is (``path``, ``name``): the
+# field's path is formatted only for an error.
+
+def _whole(value, path, name):
     if type(value) is int or value is None:
         return      # its range: check_structure
     if isinstance(value, bool):
-        raise _invalid(path, 'must be a whole number, got %r' % value)
+        raise _invalid_field(path, name, 'must be a whole number, got %r'
+                             % value)
     if isinstance(value, float):
         if not value.is_integer():
-            raise _invalid(path, 'must be a whole number, got %r' % value)
+            raise _invalid_field(path, name, 'must be a whole number, '
+                                 'got %r' % value)
         number = int(value)
     elif isinstance(value, str):
         try:
             number = int(value)
         except ValueError:
-            raise _invalid(path, 'must be a whole number, got %s' %
-                           exception.echo(value))
+            raise _invalid_field(path, name, 'must be a whole number, '
+                                 'got %s' % exception.echo(value))
     else:
         return      # not a number at all: coercion says so
     if not _INT_RANGE[0] <= number <= _INT_RANGE[1]:
-        raise _invalid(path, 'integer out of range (64 bits)')
+        raise _invalid_field(path, name, 'integer out of range (64 bits)')
 
 
-def _finite(value, path):
+def _finite(value, path, name):
     if type(value) in (int, float) or value is None:
         return      # finite: check_structure
     if isinstance(value, bool):
-        raise _invalid(path, 'must be a number, got %r' % value)
+        raise _invalid_field(path, name, 'must be a number, got %r' % value)
     if isinstance(value, str):
         try:
             number = float(value)
         except ValueError:
-            raise _invalid(path, 'must be a number, got %s' %
-                           exception.echo(value))
+            raise _invalid_field(path, name, 'must be a number, got %s' %
+                                 exception.echo(value))
         if not math.isfinite(number):
-            raise _invalid(path, 'not a finite number: %s' %
-                           exception.echo(value))
+            raise _invalid_field(path, name, 'not a finite number: %s' %
+                                 exception.echo(value))
 
 
-def _boolean(value, path):
+def _boolean(value, path, name):
     if isinstance(value, bool) or value is None:
         return
-    raise _invalid(path, 'must be true or false, got %s' %
-                   exception.echo(value))
+    raise _invalid_field(path, name, 'must be true or false, got %s' %
+                         exception.echo(value))
+
+
+def _invalid_field(path, name, reason):
+    return _invalid('%s.%s' % (path, name), reason)
 
 
 def check_field_values(values, checks, path):
     """Refuse the values of an object's fields that coercion would turn
     into something else (``_value_check``)."""
     for name in checks.keys() & values.keys():
-        checks[name](values[name], '%s.%s' % (path, name))
+        checks[name](values[name], path, name)
 
 
 def _path(node):

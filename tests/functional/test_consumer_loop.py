@@ -97,6 +97,14 @@ def _client(transport, topic, timeout=20):
         transport, oslo_messaging.Target(topic=topic), timeout=timeout)
 
 
+def _held_call(client):
+    """A thread calling ``hold`` (it runs until the endpoint's release)."""
+    held = threading.Thread(target=client.call, args=({}, 'hold'),
+                            kwargs={'value': 'slow'})
+    held.start()
+    return held
+
+
 def _queued(topic):
     """Messages ready in the topic's queue (unacknowledged ones count
     once the server's channel is closed)."""
@@ -113,9 +121,7 @@ def test_a_slow_call_holds_back_no_other_and_all_are_acknowledged(
     server = _server(transport, topic, endpoint)
     client = _client(transport, topic)
     try:
-        held = threading.Thread(target=client.call,
-                                args=({}, 'hold'), kwargs={'value': 'slow'})
-        held.start()
+        held = _held_call(client)
         time.sleep(0.5)
         # five times the prefetch while the first call holds its slot:
         # each answered call is acknowledged although an older one is not
@@ -172,9 +178,7 @@ def test_a_message_still_running_is_never_acknowledged_with_others(
     server = _server(transport, topic, endpoint)
     client = _client(transport, topic)
     try:
-        held = threading.Thread(target=client.call,
-                                args=({}, 'hold'), kwargs={'value': 'slow'})
-        held.start()
+        held = _held_call(client)
         time.sleep(0.5)
         for index in range(3):
             assert client.call({}, 'echo', value=index) == index
@@ -261,9 +265,7 @@ def test_a_channel_the_broker_closes_voids_what_was_read_on_it(
     server = _server(transport, topic, endpoint)
     client = _client(transport, topic)
     try:
-        held = threading.Thread(target=client.call,
-                                args=({}, 'hold'), kwargs={'value': 'slow'})
-        held.start()
+        held = _held_call(client)
         _wait_for(lambda: endpoint.holding, 10, 'the call never arrived')
         loop = server.loop
         channel = loop.rabbit.channel
