@@ -121,6 +121,8 @@ class FilterScheduler:
         self.host_subset_size = conf.filter_scheduler.host_subset_size
         self.max_attempts = conf.scheduler.max_attempts
         self.claim_retries = conf.scheduler.claim_retries
+        #: a placement's line at INFO (else DEBUG; a refusal: INFO)
+        self.log_decisions = conf.scheduler.log_decisions
         self.rng = rng or np.random.default_rng()
         self.recorder = recorder or decision_recorder.DecisionRecorder()
         self._fit_filtered = any(f.applies_fit_rule for f in filters)
@@ -284,15 +286,19 @@ class FilterScheduler:
         refused = selections is None
         self.recorder.decision(timings, len(consumers), decision.conflicts,
                                refused, decision.settle_waits)
+        level = (logging.INFO if refused or self.log_decisions
+                 else logging.DEBUG)
+        if not LOG.isEnabledFor(level):
+            return
         chosen = ('NoValidHost' if refused else
                   ','.join(s[0].host for s in selections))
-        LOG.info('Decision %s: %d instance(s) %s -> %s; %d hosts '
-                 'considered; %d conflict(s); ms: %s',
-                 getattr(ctxt, 'request_id', None), len(consumers),
-                 _first_of(consumers), chosen,
-                 decision.considered, decision.conflicts,
-                 ' '.join('%s=%.2f' % (k, v * 1e3)
-                          for k, v in timings.items()))
+        LOG.log(level, 'Decision %s: %d instance(s) %s -> %s; %d hosts '
+                'considered; %d conflict(s); ms: %s',
+                getattr(ctxt, 'request_id', None), len(consumers),
+                _first_of(consumers), chosen,
+                decision.considered, decision.conflicts,
+                ' '.join('%s=%.2f' % (k, v * 1e3)
+                         for k, v in timings.items()))
 
     def _preload(self, request, consumers):
         """What this planning attempt reads from the database, once: the

@@ -203,7 +203,7 @@ def test_workers_of_both_drivers_never_overcommit(backend, scheduler,
     options = {'filter_scheduler': {'host_subset_size': 3}}
     greedy = scheduler(workers=2, options=options)
     solver = scheduler(workers=2, options=dict(
-        options, scheduler={'driver': 'solver'}))
+        options, scheduler={'driver': 'solver', 'log_decisions': True}))
     workload.push_hosts(greedy, [('gang-%02d' % i, dict(HOST_STATS))
                                  for i in range(GANG_HOSTS)])
     record = {'lock': threading.Lock(), 'gangs': [], 'errors': []}

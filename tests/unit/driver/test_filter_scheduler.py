@@ -2,11 +2,13 @@
 which claims end up in the database."""
 
 import collections
+import logging
 
 import pytest
 
 from scheduler.db import claims
 from scheduler import context as sched_context
+from scheduler import exception
 from scheduler.driver.diagnosis import Diagnosis
 from scheduler import objects
 from scheduler.model import resource_classes as rcs
@@ -218,3 +220,36 @@ def test_candidates_are_the_tables_every_row_when_all_pass(
     else:
         assert rows is not table.every_row()
         assert [table.hosts[r] for r in rows] == expected
+
+
+def _decision_lines(caplog):
+    return [(r.levelno, r.getMessage()) for r in caplog.records
+            if r.getMessage().startswith('Decision ')]
+
+
+@pytest.mark.parametrize('log_decisions, placed_level', [
+    (False, logging.DEBUG), (True, logging.INFO)])
+def test_a_decision_line_is_debug_unless_asked_a_refusal_info(
+        conf, db, make_driver, caplog, log_decisions, placed_level):
+    conf.set_override('log_decisions', log_decisions, 'scheduler')
+    driver = make_driver()
+    fakes.report(db, 'h1', vcpus=2)
+    with caplog.at_level(logging.DEBUG,
+                         logger='scheduler.driver.filter_scheduler'):
+        _select(driver, vcpus=1, instance_uuids=[UUIDS[0]])
+        with pytest.raises(exception.NoValidHost):
+            _select(driver, vcpus=64, instance_uuids=[UUIDS[1]])
+    [(placed, placed_text), (refused, refused_text)] = _decision_lines(
+        caplog)
+    assert (placed, refused) == (placed_level, logging.INFO)
+    assert '%s -> h1;' % UUIDS[0] in placed_text
+    assert '%s -> NoValidHost;' % UUIDS[1] in refused_text
+
+
+def test_no_decision_line_is_built_when_its_level_is_off(
+        db, driver, caplog):
+    fakes.report(db, 'h1')
+    with caplog.at_level(logging.INFO,
+                         logger='scheduler.driver.filter_scheduler'):
+        _select(driver, instance_uuids=[UUIDS[0]])
+    assert _decision_lines(caplog) == []

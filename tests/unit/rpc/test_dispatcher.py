@@ -4,6 +4,7 @@ without SQL, and the worker goes on serving."""
 
 import logging
 import time
+import types
 
 import oslo_messaging
 import pytest
@@ -155,3 +156,19 @@ def test_a_rejected_cast_changes_no_row(client, db, method, args):
     except exception.InvalidRequest:
         pass
     assert _dump(db) == before
+
+
+def test_a_call_starts_and_builds_no_thread_of_its_own(client, monkeypatch):
+    # oslo.messaging's dispatcher builds a watchdog thread and an event
+    # for every message; the call monitor sends the heartbeats instead
+    from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+
+    def no_thread(*args, **kwargs):
+        raise AssertionError('a thread built for one message')
+    monkeypatch.setattr(rpc_dispatcher, 'threading',
+                        types.SimpleNamespace(Thread=no_thread))
+    monkeypatch.setattr(rpc_dispatcher, 'eventletutils',
+                        types.SimpleNamespace(Event=no_thread))
+    assert _call(client, 'get_service_versions') == []
+    with pytest.raises(exception.InvalidField):
+        _call(client, 'select_destination', spec_obj=_spec())
