@@ -329,8 +329,11 @@ class HostTable:
         row is next read (which then includes it)."""
         self.confirm_epoch += 1
         self.confirmed[row] = self.confirm_epoch
-        self._add(row, resources, 'assumed', -1)
-        self._add(row, resources, 'claimed', 1)
+        for rc, amount in resources.items():
+            columns = self.resources[rc]
+            columns.assumed[row] -= amount
+            columns.claimed[row] += amount
+        # claimed + assumed, and with it the free amount, did not move
 
     def _add(self, row, resources, column, sign):
         for rc, amount in resources.items():

@@ -170,11 +170,12 @@ class SchedulerObject(ovo_base.VersionedObject,
 _ISOFORMAT = re.compile(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?')
 
 
-def _sent_at(stamp):
-    """A message's send time as naive UTC. The stamp this serializer
-    writes is read by ``datetime.fromisoformat`` (a tenth of the cost of
-    the general ISO 8601 parser, for the same value); any other is read
-    by the general one."""
+def read_sent_at(stamp):
+    """A message's send time (its context's ``sent_at``) as naive UTC.
+    The stamp this serializer writes is read by ``datetime.fromisoformat``
+    (a tenth of the cost of the general ISO 8601 parser, for the same
+    value); any other is read by the general one. Raises ``ValueError``
+    or ``TypeError`` for what is no time."""
     if isinstance(stamp, str) and _ISOFORMAT.fullmatch(stamp):
         return datetime.datetime.fromisoformat(stamp)
     return timeutils.normalize_time(timeutils.parse_isotime(stamp))
@@ -226,7 +227,7 @@ class SchedulerObjectSerializer(ovo_base.VersionedObjectSerializer):
             stamp = values.pop(SENT_AT, None)
         try:
             ctxt = sched_context.RequestContext.from_dict(values)
-            ctxt.sent_at = None if stamp is None else _sent_at(stamp)
+            ctxt.sent_at = None if stamp is None else read_sent_at(stamp)
         except (TypeError, ValueError, AttributeError) as exc:
             _invalid('malformed request context: %s' % exc)
         return ctxt

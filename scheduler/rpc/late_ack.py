@@ -75,6 +75,7 @@ from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_utils import timeutils
 
 from scheduler import exception
+from scheduler.objects import base as objects_base
 from scheduler.rpc import consumer_loop
 
 LOG = logging.getLogger(__name__)
@@ -193,7 +194,7 @@ def caller_gave_up(message, now=None):
     if not sent or not expiration:
         return False
     try:
-        sent = timeutils.normalize_time(timeutils.parse_isotime(sent))
+        sent = objects_base.read_sent_at(sent)
         waits = float(expiration) / 1000 + float(
             message.client_timeout or 0)
     except (TypeError, ValueError):

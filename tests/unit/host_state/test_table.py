@@ -93,6 +93,19 @@ def test_add_claim_counts_until_the_row_is_reloaded():
     assert table.free(rcs.VCPU).tolist() == [2]
 
 
+def test_a_confirmed_claim_moves_from_assumed_to_claimed_free_unchanged():
+    table = fakes.host_table(fakes.provider(
+        1, 'h1', vcpus=8, vcpus_used=3, cpu_allocation_ratio=1.0,
+        claimed={rcs.VCPU: 2}))
+    columns = table.resources[rcs.VCPU]
+    table.assume(0, {rcs.VCPU: 4})
+    # usage: the larger of reported 3 and claimed 2 + assumed 4
+    assert table.free(rcs.VCPU).tolist() == [2]
+    table.confirm(0, {rcs.VCPU: 4})
+    assert (columns.assumed[0], columns.claimed[0]) == (0, 6)
+    assert table.free(rcs.VCPU).tolist() == [2]
+
+
 def test_inventory_that_disappears_is_zeroed():
     with_disk = fakes.provider(1, 'h1')
     table = fakes.host_table(with_disk)
