@@ -133,6 +133,18 @@ def test_render_prints_every_figure_ratio_and_verdict():
     assert '2 workers + 1 report worker' in text
 
 
+def test_a_ratio_is_to_the_floor_measured_next_to_its_phase():
+    result = _result()
+    beside = dict(_figures(2.0, 1.5, 500), floor_ms=0.5)
+    result['layouts']['default']['placement'] = cost.judge(
+        beside, beside['floor_ms'], 2.5, 0.8)
+    assert result['layouts']['default']['placement']['ratio'] == 4.0
+    row = [line for line in cost.render(result).splitlines()
+           if '2 workers ' in line and 'placement' in line
+           and 'report worker' not in line]
+    assert len(row) == 1 and '| 0.50 ' in row[0] and '| 4.00 ' in row[0]
+
+
 def test_targets_are_judged_on_the_default_layout():
     rows = report.judge(cost.TARGETS, _result())
     assert [r['met'] for r in rows] == [False, True, True, False]
