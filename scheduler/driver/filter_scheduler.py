@@ -143,7 +143,7 @@ class FilterScheduler:
                             return_alternates=False):
         """Claim a host for every instance; see the module docstring."""
         is_admin = bool(getattr(ctxt, 'is_admin_caller', False))
-        request = RequestState.from_spec(spec, is_admin=is_admin)
+        request = RequestState.take(spec, is_admin=is_admin)
         consumers = list(instance_uuids or spec.get('instance_uuids') or
                          [uuidutils.generate_uuid()
                           for _ in range(spec.num_instances)])

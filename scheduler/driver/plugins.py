@@ -91,7 +91,7 @@ class RequestChecks:
     def __call__(self, spec):
         if not self.plugins:
             return
-        request = request_state.RequestState.from_spec(spec)
+        request = request_state.RequestState.checked(spec)
         for plugin in self.plugins:
             plugin.check_request(request)
 

@@ -63,6 +63,33 @@ class RequestState:
             return value
 
     @classmethod
+    def checked(cls, spec):
+        """``from_spec`` for the RPC edge's plugin checks, left on
+        ``spec`` for the driver that plans the same spec next
+        (``take``): what the checks derived (a parsed hint, an image's
+        wanted properties) is not derived again."""
+        state = cls.from_spec(spec)
+        try:
+            setattr(spec, _HANDED_OVER, state)
+        except AttributeError:
+            pass        # a spec without attributes of its own
+        return state
+
+    @classmethod
+    def take(cls, spec, is_admin=False):
+        """The state the edge's checks left on ``spec`` (``checked``),
+        with ``is_admin`` and a new ``now``; taken, so a spec planned
+        again (an in-process caller's retry, after changing it) gets a
+        new one. ``from_spec`` if there is none."""
+        state = vars(spec).pop(_HANDED_OVER, None) if hasattr(
+            spec, '__dict__') else None
+        if state is None:
+            return cls.from_spec(spec, is_admin=is_admin)
+        state.is_admin = is_admin
+        state.now = time.time()
+        return state
+
+    @classmethod
     def from_spec(cls, spec, is_admin=False, now=None):
         retry = spec.get('retry')
         tried = frozenset(tuple(pair[:2]) for pair in
@@ -85,3 +112,7 @@ class RequestState:
             now=time.time() if now is None else now,
             is_admin=is_admin,
         )
+
+
+#: the attribute of a spec that holds the state its checks built
+_HANDED_OVER = '_scheduler_checked_state'

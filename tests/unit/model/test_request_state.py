@@ -48,3 +48,20 @@ def test_each_request_starts_with_nothing_preloaded():
     first, second = fakes.request_state(), fakes.request_state()
     first.preloaded['SomeFilter'] = {'h1'}
     assert second.preloaded == {} and second.group is None
+
+
+def test_the_checks_state_is_taken_once_by_the_driver():
+    spec = objects.RequestSpec(flavor=objects.Flavor(vcpus=1, memory_mb=1))
+    checked = request_state.RequestState.checked(spec)
+    parsed = []
+    checked.derived('hint', lambda: parsed.append(1) or 'parsed')
+    taken = request_state.RequestState.take(spec, is_admin=True)
+    assert taken is checked and taken.is_admin
+    assert taken.derived('hint', lambda: parsed.append(2)) == 'parsed'
+    assert parsed == [1]
+    # taken: a spec planned again gets a state of its own
+    again = request_state.RequestState.take(spec)
+    assert again is not checked and not again.is_admin
+    assert again.derived('hint', lambda: 'fresh') == 'fresh'
+    # never on the wire
+    assert '_scheduler_checked_state' not in str(spec.obj_to_primitive())
