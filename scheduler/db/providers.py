@@ -453,6 +453,8 @@ _STORED_INVENTORIES = sa.select(
     *[INV.c[k] for k in _INVENTORY_COLUMNS]).where(
     INV.c.provider_id.in_(sa.bindparam('ids', expanding=True)))
 _STORED_INVENTORIES_LOCKED = _STORED_INVENTORIES.with_for_update()
+# what ``_same`` compares is among what the reads select
+assert set(_INVENTORY_KEYS) <= set(_INVENTORY_COLUMNS)
 
 
 def _stored_inventories(session):

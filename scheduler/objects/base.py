@@ -175,10 +175,14 @@ def read_sent_at(stamp):
     The stamp this serializer writes is read by ``datetime.fromisoformat``
     (a tenth of the cost of the general ISO 8601 parser, for the same
     value); any other is read by the general one. Raises ``ValueError``
-    or ``TypeError`` for what is no time."""
+    or ``TypeError`` for what is no time, ``ValueError`` for one that
+    UTC cannot hold (an offset at the ends of the calendar)."""
     if isinstance(stamp, str) and _ISOFORMAT.fullmatch(stamp):
         return datetime.datetime.fromisoformat(stamp)
-    return timeutils.normalize_time(timeutils.parse_isotime(stamp))
+    try:
+        return timeutils.normalize_time(timeutils.parse_isotime(stamp))
+    except OverflowError as exc:
+        raise ValueError('%s: out of range in UTC' % exc)
 
 
 def _invalid(reason):

@@ -242,6 +242,15 @@ def test_malformed_context_is_an_expected_invalid_request():
     assert isinstance(info.value.exc_info[1], exception.InvalidRequest)
 
 
+def test_a_send_time_utc_cannot_hold_is_an_invalid_request():
+    serializer = objects.SchedulerObjectSerializer()
+    with pytest.raises(rpc_dispatcher.ExpectedException) as info:
+        serializer.deserialize_context(
+            {'sent_at': '0001-01-01T00:00:00+01:00'})
+    assert isinstance(info.value.exc_info[1], exception.InvalidRequest)
+    assert 'out of range' in str(info.value.exc_info[1])
+
+
 @pytest.mark.parametrize('ctxt, admin', [
     # a sender's is_admin flag grants nothing; only the admin role does
     (sched_context.RequestContext(is_admin=True), False),

@@ -155,6 +155,9 @@ def test_caller_gave_up_when_older_than_all_its_caller_waits():
     assert not late_ack.caller_gave_up(_Message(sent, None, 30), now)
     assert not late_ack.caller_gave_up(_Message(None, '60000', 30), now)
     assert not late_ack.caller_gave_up(_Message('junk', '60000', 30), now)
+    # a stamp UTC cannot hold: not stale, and nothing escapes
+    for stamp in ('0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-01:00'):
+        assert not late_ack.caller_gave_up(_Message(stamp, '60000', 30), now)
 
 
 class _Claimer:
