@@ -7,8 +7,8 @@ Latency on a shared machine moves with its neighbours; the CPU spent per
 operation does not, or less. This scenario measures, in one run:
 
 * **the floor**: an oslo.messaging echo server in its own process (the
-  threading executor, ``scheduler_bench.rpcfloor``) on the same broker,
-  running through the whole run (``EchoFloor``), sent 2,000 sequential
+  threading executor, ``scheduler_bench.rpcfloor.EchoServer``) on the
+  same broker, running through the whole run, sent 2,000 sequential
   calls and then 2,000 casts at the tracker rate below, each carrying a
   tracker report as the client serializes it: first on its own (the
   ``bare`` rows), then again **right before each phase of the
@@ -47,7 +47,6 @@ database CPU.
 
 import time
 
-import oslo_messaging
 import sqlalchemy as sa
 
 from scheduler import objects
@@ -58,8 +57,6 @@ from scheduler_bench import conductors
 from scheduler_bench import cost_cpu
 from scheduler_bench import report
 from scheduler_bench import rpcfloor
-from scheduler_bench import servers
-from scheduler_bench import settings
 from scheduler_bench import workload
 from scheduler_bench.deployment import Deployment
 
@@ -135,63 +132,17 @@ def _paced(send, count, rate):
     return count
 
 
-class EchoFloor:
-    """The bare echo server, running while it is open; ``call()`` and
-    ``cast()`` send it a tracker report, ``meter`` reads its CPU."""
-
-    def __init__(self):
-        self.values = settings.client_values(settings.base_values('sqlite://'))
-        self.topic = self.values['scheduler']['topic']
-        self.payload = report_payload()
-        self._group = None
-        self._transport = None
-        self._ready = False
-
-    def __enter__(self):
-        settings.quiet_client_logs()
-        self._group = conductors.ProcessGroup(rpcfloor._server_main,
-                                              [(self.values,)])
-        self._group.__enter__()
-        try:
-            self._group.wait_ready()
-            self._ready = True
-            pid = self._group.children[0].pid
-            self.meter = cost_cpu.Meter(lambda: {pid})
-            self._transport = oslo_messaging.get_rpc_transport(
-                settings.make_conf(self.values))
-            self._client = oslo_messaging.get_rpc_client(
-                self._transport,
-                oslo_messaging.Target(topic=self.topic, version='1.0'))
-            for _ in range(WARMUP_CALLS):
-                self.call()
-        except BaseException:
-            self.__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            if self._transport is not None:
-                self._transport.cleanup()
-            if self._ready:     # else close() ends a server never ready
-                self._group.go()
-                self._group.results(60)
-        finally:
-            self._group.__exit__(None, None, None)
-            servers.forget_topic(self.topic)
-
-    def call(self):
-        self._client.call({}, 'echo', payload=self.payload)
-
-    def cast(self):
-        self._client.cast({}, 'echo', payload=self.payload)
+def echo_floor():
+    """The floor's echo server, sent tracker reports
+    (``rpcfloor.EchoServer``)."""
+    return rpcfloor.EchoServer(report_payload(), warmup=WARMUP_CALLS)
 
 
 def bare(options, floor=None):
     """The echo server's CPU per call and per cast of a report, on its
-    own (``floor``: an open ``EchoFloor``, else one for this)."""
+    own (``floor``: an open ``echo_floor()``, else one for this)."""
     if floor is None:
-        with EchoFloor() as floor:
+        with echo_floor() as floor:
             return bare(options, floor)
     return {kind: floor_of(options, floor, kind) for kind in ('call', 'cast')}
 
@@ -289,7 +240,7 @@ def run(options):
     hosts = options.size(HOSTS, QUICK_HOSTS)
     result = {'scenario': NAME, 'hosts': hosts, 'database': options.db,
               'workers': 2, 'report_rate': REPORT_RATE, 'layouts': {}}
-    with EchoFloor() as floor:
+    with echo_floor() as floor:
         result['bare'] = bare(options, floor)
         for key, name, extra in LAYOUTS:
             measured = layout(options, hosts, extra, floor)

@@ -167,7 +167,7 @@ def _value_check(field_type):
 
         def each_value(value, path, name):
             if isinstance(value, dict) and value:
-                inner = '%s.%s' % (path, name)
+                inner = _Lazy(lambda: '%s.%s' % (path, name))
                 for key, item in value.items():
                     each(item, inner, key)
         return each_value
@@ -176,6 +176,18 @@ def _value_check(field_type):
 
 # Each check takes the value and where it is (``path``, ``name``): the
 # field's path is formatted only for an error.
+
+class _Lazy:
+    """A path formatted (``fn()``) only when an error message names it."""
+
+    __slots__ = ('fn',)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __str__(self):
+        return self.fn()
+
 
 def _whole(value, path, name):
     if type(value) is int or value is None:
@@ -257,9 +269,10 @@ def _children(value, node, limits):
                 _check_scalar(key, node, limits)
         if _OBJ_NAME in value and isinstance(value.get(_OBJ_DATA), dict):
             data = value[_OBJ_DATA]
-            checks = _field_checks(value, lambda: _path(node))
+            where = lambda: _path(node)  # noqa: E731
+            checks = _field_checks(value, where)
             if checks:
-                check_field_values(data, checks, _path(node))
+                check_field_values(data, checks, _Lazy(where))
             return [*data.items(),
                     *[(k, v) for k, v in value.items() if k != _OBJ_DATA]]
         for key in value:

@@ -10,6 +10,7 @@ endpoint on a topic of its own on the shared RabbitMQ, and calls it with
 oslo.messaging's own client.
 """
 
+import contextlib
 import socket
 import threading
 import time
@@ -95,6 +96,21 @@ def _server(transport, topic, endpoint):
 def _client(transport, topic, timeout=20):
     return oslo_messaging.get_rpc_client(
         transport, oslo_messaging.Target(topic=topic), timeout=timeout)
+
+
+@contextlib.contextmanager
+def _echo_server(topic, heartbeat):
+    """(server, client) of an echo endpoint on a transport of its own
+    with heartbeats every ``heartbeat`` seconds (0: off); stopped and
+    cleaned up after."""
+    transport = _transport(heartbeat=heartbeat)
+    server = _server(transport, topic, _Endpoint())
+    try:
+        yield server, _client(transport, topic)
+    finally:
+        server.stop()
+        server.wait()
+        transport.cleanup()
 
 
 def _held_call(client):
@@ -238,21 +254,13 @@ def test_an_idle_connection_keeps_its_heartbeats(topic):
     """A listen connection has no heartbeat thread: the loop sends its
     heartbeats, or the broker closes a quiet connection after two missed
     ones (here 2 s each)."""
-    transport = _transport(heartbeat=2)
-    endpoint = _Endpoint()
-    server = _server(transport, topic, endpoint)
-    client = _client(transport, topic)
-    try:
+    with _echo_server(topic, heartbeat=2) as (server, client):
         assert client.call({}, 'echo', value=1) == 1
         connection = server.loop.rabbit.connection.connection
         assert connection.heartbeat == 2
         time.sleep(9)
         assert server.loop.rabbit.connection.connection is connection
         assert client.call({}, 'echo', value=2) == 2
-    finally:
-        server.stop()
-        server.wait()
-        transport.cleanup()
 
 
 def test_a_channel_the_broker_closes_voids_what_was_read_on_it(
@@ -352,18 +360,10 @@ def test_a_loop_without_heartbeats_waits_instead_of_spinning(topic):
     """``heartbeat_timeout_threshold = 0`` (heartbeats off, as the
     simulator sets them): the loop waits on the socket as long as it
     likes (it once waited 0 s, spinning a core)."""
-    transport = _transport(heartbeat=0)
-    endpoint = _Endpoint()
-    server = _server(transport, topic, endpoint)
-    client = _client(transport, topic)
-    try:
+    with _echo_server(topic, heartbeat=0) as (server, client):
         assert client.call({}, 'echo', value=1) == 1
         assert _idle_cpu(server) < 0.5
         assert client.call({}, 'echo', value=2) == 2
-    finally:
-        server.stop()
-        server.wait()
-        transport.cleanup()
 
 
 def test_a_message_its_server_cannot_take_is_not_lost(transport, topic):
