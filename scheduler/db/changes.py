@@ -51,6 +51,10 @@ and the SQL of each dialect is built here and nowhere else:
   no probe: a subquery on ``allocations`` inside a MariaDB UPDATE takes
   shared next-key locks, and two claims whose new consumers fall in one
   index gap then deadlock on their INSERTs (``lock_probes_claims``).
+* The claim routine (PostgreSQL, ``scheduler.db.claim_routine``): the
+  same row lock, taken by ``SELECT ... FOR NO KEY UPDATE`` in the same
+  order (``lock_statement``), the generation's bump made by the routine's
+  stamp, under that lock (``stamp_statement``).
 
 Order: the ids are sorted and the database walks them in primary-key
 order, ascending (an index range scan of the primary key on InnoDB; a
@@ -447,25 +451,25 @@ def draw_stripe():
 
 
 def lock_statement():
-    """The provider lock as one statement where ``UPDATE ... RETURNING``
-    exists, ``RETURNING id`` (bind parameter ``ids``). The claim routine
-    runs it, and the probe after it (``probe_statement``)."""
-    return _lock_returning((), False)
-
-
-def unlock_statement():
-    """The lock's generation bump undone (bind parameter ``ids``): the
-    claim routine's way out when it writes nothing, inside the
-    transaction that locked (the rows keep their locks until it ends, and
-    their generation, so the feed has nothing to stamp)."""
-    return _UNBUMP
+    """The claim routine's provider lock (PostgreSQL; bind parameter
+    ``ids``), ``RETURNING``-free: ``SELECT id ... ORDER BY id FOR NO KEY
+    UPDATE``. That is the row lock the ``UPDATE`` of ``lock_providers``
+    takes (it changes no key column), so the two exclude each other, in
+    the same order; the generation's bump waits for the routine's stamp
+    (``stamp_statement``), which the routine makes under this lock. A
+    claim thus writes one new version of each provider row, not two
+    (each one a new entry in every index of ``providers``: the stamp's
+    columns are indexed), and a claim that writes nothing has no bump to
+    undo. The routine runs the probe after it (``probe_statement``)."""
+    return _ROUTINE_LOCK
 
 
 def stamp_statement():
-    """PostgreSQL: the stripe's bump and the providers' stamp in one
-    statement (bind parameters ``stamp_stripe`` and ``ids``). The claim
-    routine runs it."""
-    return _STAMP_PROVIDERS
+    """PostgreSQL: the stripe's bump, the providers' stamp and their
+    generation's bump in one statement (bind parameters ``stamp_stripe``
+    and ``ids``), for the claim routine, whose lock bumps nothing
+    (``lock_statement``)."""
+    return _STAMP_AND_BUMP_PROVIDERS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -485,8 +489,8 @@ class Locked:
 _IDS = P.c.id.in_(sa.bindparam('ids', expanding=True))
 _LOCK = (sa.update(P).where(_IDS).values(generation=P.c.generation + 1)
          .execution_options(synchronize_session=False))
-_UNBUMP = (sa.update(P).where(_IDS).values(generation=P.c.generation - 1)
-           .execution_options(synchronize_session=False))
+_ROUTINE_LOCK = (sa.select(P.c.id).where(_IDS).order_by(P.c.id)
+                 .with_for_update(key_share=True))
 
 
 def _held():
@@ -527,9 +531,10 @@ def _bump_statement(stripe):
             .values(seq=STRIPE.c.seq + 1))
 
 
-def _stamp_providers_statement():
+def _stamp_providers_statement(**also):
     """PostgreSQL: bump stripe ``:stamp_stripe`` and stamp providers ``:ids``
-    with its new value, in one statement (the bump as a CTE)."""
+    with its new value, in one statement (the bump as a CTE); ``also``:
+    more values the UPDATE sets."""
     stripe = sa.bindparam('stamp_stripe', type_=sa.Integer)
     bump = (sa.update(STRIPE).where(STRIPE.c.stripe == stripe)
             .values(seq=STRIPE.c.seq + 1).returning(STRIPE.c.seq).cte())
@@ -537,11 +542,14 @@ def _stamp_providers_statement():
                                                        expanding=True)))
             .add_cte(bump)
             .values(feed_stripe=stripe,
-                    feed_seq=sa.select(bump.c.seq).scalar_subquery())
+                    feed_seq=sa.select(bump.c.seq).scalar_subquery(),
+                    **also)
             .execution_options(synchronize_session=False))
 
 
 _STAMP_PROVIDERS = _stamp_providers_statement()
+_STAMP_AND_BUMP_PROVIDERS = _stamp_providers_statement(
+    generation=P.c.generation + 1)
 
 
 def _bump(session, stripe):
