@@ -67,7 +67,7 @@ always uses that generic plan: left to choose, PL/pgSQL planned its
 statements whose parameters are arrays again on every call (12% of the
 backend's CPU per claim, sampled with ``perf``; with the single
 statement for the advisory locks and the lock that bumps nothing, the
-backend's CPU per claim fell by 18%, doc/source/performance.rst).
+backend's CPU per claim fell by 17-22%, doc/source/performance.rst).
 """
 
 import hashlib

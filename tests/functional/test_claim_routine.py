@@ -188,3 +188,45 @@ def test_a_claim_overlapping_one_of_its_consumers_waits_and_one_stands(
         (consumer, second)}
     assert sum(claimed for provider, rc, claimed in state['usage']
                if rc == rcs.VCPU) == 1
+
+
+def test_a_claim_waits_for_a_writer_holding_its_provider(database):
+    """The claim function locks a provider with ``SELECT ... FOR NO KEY
+    UPDATE`` and bumps its generation with the stamp; every other writer
+    locks it with an UPDATE (``changes.Change.lock_providers``). The two
+    exclude each other, and the claim waits before it touches an
+    inventory row (the lock order: providers, then inventories): it
+    claims after the writer's COMMIT, and the generation counts both."""
+    [provider] = _providers(database, ['h1'])
+    before = dict((p, g) for p, g, _, _ in _state(database)['providers'])
+    outcome = []
+
+    def claim():
+        try:
+            _claim(database, (provider, SMALL))
+            outcome.append('claimed')
+        except Exception as exc:  # noqa: BLE001 - reported below
+            outcome.append(exc)
+    claiming = threading.Thread(target=claim)
+    with changes.write(database) as change:
+        change.lock_providers([provider])
+        change.providers([provider])
+        claiming.start()
+        claiming.join(1.0)
+        assert claiming.is_alive(), 'it did not wait: %s' % outcome
+        if database.engine.dialect.name != 'sqlite':  # one writer there
+            _lock_inventories_at_once(database, provider)
+    claiming.join(30)
+    assert outcome == ['claimed']
+    [(_, generation, _, _)] = _state(database)['providers']
+    assert generation == before[provider] + 2
+
+
+def _lock_inventories_at_once(db, provider):
+    """Lock the provider's inventory rows, or fail at once if another
+    transaction holds them."""
+    INV = models.inventories
+    with db.engine.connect() as connection, connection.begin() as inner:
+        connection.execute(sa.select(INV.c.id).where(
+            INV.c.provider_id == provider).with_for_update(nowait=True))
+        inner.rollback()
