@@ -130,6 +130,40 @@ def test_the_unit_rules_hold_at_claim_time(database, caplog):
     assert _quiet(caplog) == []
 
 
+def test_the_unit_rules_hold_for_each_consumer_of_a_row(database, caplog):
+    """Two consumers on one row: each amount meets the rules, not only
+    their sum (the function is sent each row's smallest, largest and
+    gcd; for a row of one consumer it takes the amount)."""
+    provider, = _providers(database, ['h1'])
+    with database.engine.begin() as connection:
+        connection.execute(
+            sa.update(models.inventories)
+            .where(models.inventories.c.resource_class == rcs.MEMORY_MB)
+            .values(step_size=256, min_unit=256, max_unit=2048))
+    before = _state(database)
+    # 384 each is off step, though the sum (768) is on it
+    with pytest.raises(exception.ClaimConflict):
+        _claim(database, (provider, {rcs.MEMORY_MB: 384}),
+               (provider, {rcs.MEMORY_MB: 384}))
+    assert _state(database) == before
+    _claim(database, (provider, {rcs.MEMORY_MB: 256}),
+           (provider, {rcs.MEMORY_MB: 512}))
+    assert sorted(a for _, _, rc, a in _state(database)['allocations']
+                  if rc == rcs.MEMORY_MB) == [256, 512]
+    assert _quiet(caplog) == []
+
+
+def test_a_zero_amount_is_allocated_and_takes_nothing(database):
+    provider, = _providers(database, ['h1'])
+    [wanted] = _claim(database, (provider, {rcs.VCPU: 1, rcs.DISK_GB: 0}))
+    state = _state(database)
+    assert sorted(state['allocations']) == [
+        (wanted.consumer_uuid, provider, rcs.DISK_GB, 0),
+        (wanted.consumer_uuid, provider, rcs.VCPU, 1)]
+    assert {(rc, c) for _, rc, c in state['usage']} == {
+        (rcs.VCPU, 1), (rcs.MEMORY_MB, 0), (rcs.DISK_GB, 0)}
+
+
 def test_a_claim_on_a_provider_that_is_gone_names_it(database, caplog):
     kept, gone = _providers(database, ['h1', 'h2'])
     with database.engine.begin() as connection:

@@ -15,8 +15,8 @@ def test_the_body_holds_the_fit_rule_and_no_unbound_parameter():
     for term in ('inventories.claimed + _a[i_] <= inventories.capacity',
                  'inventories.reported_used + _a[i_] <= '
                  'inventories.capacity',
-                 'inventories.min_unit <= _lo[i_]',
-                 'inventories.max_unit >= _hi[i_]',
+                 'inventories.min_unit <= coalesce(_lo[i_], _a[i_])',
+                 'inventories.max_unit >= coalesce(_hi[i_], _a[i_])',
                  'inventories.step_size'):
         assert term in body, term
     # the one lock, which bumps nothing: the stamp bumps the generation,
