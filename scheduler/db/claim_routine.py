@@ -107,8 +107,8 @@ class DidNotFit(Exception):
 #: meet no other user of advisory locks in the database
 CONSUMER_LOCKS = 0x5C4ED
 
-#: what the function returns for each outcome but success (a stripe's
-#: value is never below 1 once bumped)
+#: what the function returns for each outcome but success (0)
+_SUCCESS = 0
 _OUTCOMES = {Gone: -1, Held: -2, DidNotFit: -3}
 _RAISED = {value: outcome for outcome, value in _OUTCOMES.items()}
 
@@ -184,7 +184,6 @@ DECLARE
   found_ integer;
   held_ boolean;
   rows_ integer;
-  seq_ bigint;
 BEGIN
   -- one claim of a consumer at a time, whatever its providers: the
   -- consumers' locks in the order of their keys
@@ -221,15 +220,13 @@ BEGIN
       FROM unnest(_ac, _ap, _arc, _aa) AS rows(c, p, rc, a);
   END IF;
   {stamp};
-  -- the stripe's row is locked by the stamp: its value is this claim's
-  SELECT seq INTO seq_ FROM {stripes} WHERE stripe = _stripe;
-  RETURN seq_;
+  RETURN {success};
 END
 """.format(lock=lock, probe=probe, namespace=CONSUMER_LOCKS,
            take=take, give_back=give_back, stamp=stamp,
            gone=_OUTCOMES[Gone], held=_OUTCOMES[Held],
            did_not_fit=_OUTCOMES[DidNotFit], alloc=_ALLOC.name,
-           stripes=models.change_stripes.name)
+           success=_SUCCESS)
 
 
 _ARGUMENTS = ('_ids integer[], _consumers varchar[], _p integer[], '
