@@ -114,13 +114,20 @@ def test_a_row_that_does_not_fit_leaves_nothing_behind(database, caplog):
     assert _quiet(caplog) == []
 
 
-def test_the_unit_rules_hold_at_claim_time(database, caplog):
-    provider, = _providers(database, ['h1'])
-    with database.engine.begin() as connection:
+def _memory_in_units_of_256(db):
+    """One provider whose memory is claimed in steps of 256 MB, from 256
+    to 2048 MB (its id)."""
+    provider, = _providers(db, ['h1'])
+    with db.engine.begin() as connection:
         connection.execute(
             sa.update(models.inventories)
             .where(models.inventories.c.resource_class == rcs.MEMORY_MB)
             .values(step_size=256, min_unit=256, max_unit=2048))
+    return provider
+
+
+def test_the_unit_rules_hold_at_claim_time(database, caplog):
+    provider = _memory_in_units_of_256(database)
     before = _state(database)
     for amount in (128, 384, 4096):   # below min, off step, above max
         with pytest.raises(exception.ClaimConflict):
@@ -134,12 +141,7 @@ def test_the_unit_rules_hold_for_each_consumer_of_a_row(database, caplog):
     """Two consumers on one row: each amount meets the rules, not only
     their sum (the function is sent each row's smallest, largest and
     gcd; for a row of one consumer it takes the amount)."""
-    provider, = _providers(database, ['h1'])
-    with database.engine.begin() as connection:
-        connection.execute(
-            sa.update(models.inventories)
-            .where(models.inventories.c.resource_class == rcs.MEMORY_MB)
-            .values(step_size=256, min_unit=256, max_unit=2048))
+    provider = _memory_in_units_of_256(database)
     before = _state(database)
     # 384 each is off step, though the sum (768) is on it
     with pytest.raises(exception.ClaimConflict):
