@@ -38,23 +38,31 @@ every writer that changes a provider or its usage: claims and reschedules
 (``scheduler.db.claims``), releases (``delete_allocations``, the sweeps),
 tracker reports and failed builds (``scheduler.db.providers``), ratios
 re-derived from aggregates (``scheduler.db.ratios``). It is one statement,
-``UPDATE providers SET generation = generation + 1 WHERE id IN (...)``,
 and the SQL of each dialect is built here and nowhere else:
 
-* PostgreSQL and SQLite: the same UPDATE, ``RETURNING`` the columns the
-  writer asked for and, for a claim, whether its consumers hold claims
-  already (the probe): a claim of new consumers locks and learns that in
-  one round trip.
-* MySQL/MariaDB: no ``UPDATE ... RETURNING``, so asked-for columns are
-  read by a plain SELECT after the UPDATE (a transaction reads its own
+* PostgreSQL: ``SELECT id[, columns] ... ORDER BY id FOR NO KEY UPDATE``,
+  the row lock an ``UPDATE`` of a non-key column takes, writing nothing;
+  the generation's bump waits for the stamp, which sets it with the feed's
+  columns in one statement (``Change._stamp``). A writer thus leaves one
+  new version of each provider row, not one more for the lock: every
+  version of a provider row is a new entry in each of its five indexes
+  (the stamp's columns are indexed, so none is a HOT update). It returns
+  the columns the writer asked for (``generation`` as the stamp will set
+  it) and, for a claim, whether its consumers hold claims already (the
+  probe): a claim of new consumers locks and learns that in one round
+  trip. The claim routine (``scheduler.db.claim_routine``) takes the same
+  lock (``lock_statement``) and makes the same stamp (``stamp_statement``).
+* SQLite: ``UPDATE providers SET generation = generation + 1 WHERE id IN
+  (...)`` (it has no ``SELECT ... FOR UPDATE``), ``RETURNING`` the asked-for
+  columns and the probe, as above.
+* MySQL/MariaDB: the same UPDATE; no ``UPDATE ... RETURNING``, so asked-for
+  columns are read by a plain SELECT after it (a transaction reads its own
   change, and the UPDATE built it on the latest committed row); there is
   no probe: a subquery on ``allocations`` inside a MariaDB UPDATE takes
   shared next-key locks, and two claims whose new consumers fall in one
   index gap then deadlock on their INSERTs (``lock_probes_claims``).
-* The claim routine (PostgreSQL, ``scheduler.db.claim_routine``): the
-  same row lock, taken by ``SELECT ... FOR NO KEY UPDATE`` in the same
-  order (``lock_statement``), the generation's bump made by the routine's
-  stamp, under that lock (``stamp_statement``).
+* With ``[database] legacy_change_counter`` (below), PostgreSQL locks by
+  the UPDATE too, as the previous release did.
 
 Order: the ids are sorted and the database walks them in primary-key
 order, ascending (an index range scan of the primary key on InnoDB; a
@@ -67,7 +75,8 @@ meanwhile) locks it by a second call; a deadlock the database reports
 then is retried whole by ``retry_on_deadlock``.
 
 Race-free: the lock is an exclusive row lock held until COMMIT on all
-three databases (an UPDATE; SQLite's database lock), so two writers of
+three databases (``FOR NO KEY UPDATE`` conflicts with itself and with the
+UPDATE; SQLite's database lock), so two writers of
 one provider run one after the other. What the second one decides on
 after its lock is what the first committed: PostgreSQL's READ COMMITTED
 takes a new snapshot per statement; on MariaDB, whose REPEATABLE READ
@@ -78,13 +87,13 @@ Capacity itself is re-checked by the claim's conditional UPDATE of
 the latest row on every database: zero overcommit needs no more than that
 and this lock, whatever the number of workers.
 
-``providers.generation`` is that lock's token, not a second one: the lock
-is a write anyway (an UPDATE has to set something, and only an UPDATE
-carries the probe in one round trip on SQLite, which has no ``SELECT ...
-FOR UPDATE``), so bumping a counter with it costs no statement, while
-retiring the column would leave the lock writing a dummy value. Every
-writer locks a stored provider before it changes it, and records in the
-feed (below) every provider it locked, so a provider's generation counts the
+``providers.generation`` is that lock's token, not a second one: where
+the lock is a write anyway (an UPDATE has to set something, and only an
+UPDATE carries the probe in one round trip on SQLite, which has no
+``SELECT ... FOR UPDATE``), bumping a counter with it costs no statement;
+on PostgreSQL the stamp, a write anyway, bumps it. Every
+writer locks a stored provider before it changes it, and the feed (below)
+stamps every provider it locked, so a provider's generation counts the
 committed transactions that changed it (a rolled-back claim leaves it
 alone): past its creation (at 0), it moves if and only if the feed
 stamps the row. Nothing decides
@@ -338,20 +347,28 @@ class Change:
         self._rows = []
         self.applied_in_memory = False
         self.left_to_poller = False
+        # PostgreSQL without the legacy counter: the lock writes nothing
+        # and the stamp bumps the generations (module docstring)
+        self._bump_at_stamp = (
+            not legacy and
+            db_api.dialect_of(session).name == 'postgresql')
+        self._unbumped = set()
+        self._provider_update = None
 
     @property
     def lock_probes_claims(self):
         """Can ``lock_providers`` answer ``held_by`` in its own statement
-        (``UPDATE ... RETURNING``: PostgreSQL, SQLite)? Elsewhere (MySQL,
+        (PostgreSQL, SQLite: ``UPDATE ... RETURNING``)? Elsewhere (MySQL,
         MariaDB) a claim reads its consumers' claims first, by a plain
         SELECT (module docstring)."""
         return db_api.dialect_of(self.session).update_returning
 
     def lock_providers(self, provider_ids, columns=(), held_by=None):
-        """Lock these providers and bump their generation: the one way a
-        provider row is locked (module docstring: order, SQL per dialect,
-        why it is race-free). One statement, plus one SELECT on MySQL and
-        MariaDB when ``columns`` are asked for.
+        """Lock these providers and bump their generation (on PostgreSQL,
+        by the stamp): the one way a provider row is locked (module
+        docstring: order, SQL per dialect, why it is race-free). One
+        statement, plus one SELECT on MySQL and MariaDB when ``columns``
+        are asked for.
 
         ``columns``: names of ``providers`` columns to return, read under
         the lock. ``held_by``: consumer uuids; the lock also says whether
@@ -367,6 +384,8 @@ class Change:
             return Locked(found=0)
         columns = tuple(columns)
         probe = held_by is not None
+        if self._bump_at_stamp:
+            return self._lock_for_stamp(ids, columns, held_by)
         if not (columns or probe):
             return Locked(found=self.session.execute(
                 _LOCK, {'ids': ids}).rowcount)
@@ -385,6 +404,51 @@ class Change:
         return Locked(found=len(rows), rows=rows,
                       held=probe and any(row.held for row in rows))
 
+    def _lock_for_stamp(self, ids, columns, held_by):
+        """PostgreSQL's lock: ``SELECT ... FOR NO KEY UPDATE``, the row
+        lock of the UPDATE it stands for, in the same order; the
+        generation, bumped by the stamp, is returned as the stamp will
+        leave it (module docstring)."""
+        params = {'ids': ids}
+        if held_by is not None:
+            params['consumers'] = sorted(set(held_by))
+        rows = self.session.execute(
+            _select_locked(columns, held_by is not None), params).all()
+        self._unbumped.update(row.id for row in rows)
+        return Locked(found=len(rows),
+                      rows=rows if columns or held_by is not None else [],
+                      held=held_by is not None and any(
+                          row.held for row in rows))
+
+    def update_providers(self, update, rows):
+        """Run ``update`` (``scheduler.db.providers.RowsUpdate`` of
+        providers) on ``rows``, dicts with the providers' ``id``: now, or
+        on PostgreSQL as this change's stamp, by one statement that sets
+        the rows, their generation and their stamp (a writer there leaves
+        one version of each provider row: module docstring). The stamp
+        comes last, so the UPDATE does then: a writer reads nothing it
+        sets. Where it stamps more providers than ``rows`` (new ones, say),
+        the UPDATE runs just before the stamp."""
+        if not self._bump_at_stamp or self._provider_update is not None:
+            update.run(self.session, rows)
+        else:
+            self._provider_update = (update, rows)
+
+    def _stamp_by_update(self, stripe, stamped):
+        """Make the deferred ``update_providers`` the stamp if it sets
+        every provider to stamp, each locked (its generation not bumped
+        yet); else run it. Did it stamp?"""
+        update, rows = self._provider_update
+        self._provider_update = None
+        if ({row['id'] for row in rows} == set(stamped) and
+                self._unbumped.issuperset(stamped) and not self._rows):
+            self.session.execute(
+                _stamping_update(update.statement),
+                dict(update.params(rows), stamp_stripe=stripe))
+            return True
+        update.run(self.session, rows)
+        return False
+
     def providers(self, provider_ids):
         """Record that these providers (or their inventories) changed."""
         self._provider_ids.update(provider_ids)
@@ -397,24 +461,37 @@ class Change:
     @property
     def recorded(self):
         """Did this transaction record a change for the feed?"""
-        return bool(self._provider_ids or self._rows)
+        return bool(self._provider_ids or self._rows or self._unbumped)
 
     def _stamp(self):
         if not self.recorded:
+            if self._provider_update is not None:
+                update, rows = self._provider_update
+                update.run(self.session, rows)
             return
         # last, so the stripe's lock lives for these statements and the
         # COMMIT only (module docstring)
         stripe = _draw_stripe(self._rows)
-        postgresql = (not self._legacy and
-                      db_api.dialect_of(self.session).name == 'postgresql')
+        postgresql = self._bump_at_stamp
+        # a provider locked is stamped (its generation moves with it)
+        stamped = sorted(self._provider_ids | self._unbumped)
+        if (self._provider_update is not None and
+                self._stamp_by_update(stripe, stamped)):
+            return
         if postgresql and not self._rows:
             # a claim's or a report's stamp: a statement built once
-            self.session.execute(_STAMP_PROVIDERS, {
-                'stamp_stripe': stripe, 'ids': sorted(self._provider_ids)})
+            params = {'stamp_stripe': stripe, 'ids': stamped}
+            if len(self._unbumped) == len(stamped):
+                self.session.execute(_STAMP_AND_BUMP_PROVIDERS, params)
+            else:
+                # new providers among them: created at generation 0
+                params['bumped'] = sorted(self._unbumped)
+                self.session.execute(_STAMP_AND_BUMP_SOME_PROVIDERS,
+                                     params)
             return
         stamps = list(self._rows)
-        if self._provider_ids:
-            stamps.append((P, P.c.id.in_(sorted(self._provider_ids))))
+        if stamped:
+            stamps.append((P, P.c.id.in_(stamped)))
         one_round_trip = postgresql and len(stamps) == 1
         if one_round_trip:
             # one round trip: the bump as a CTE of the stamp
@@ -431,8 +508,12 @@ class Change:
         if self._legacy:
             values['change_seq'] = db_api.next_change_seq(self.session)
         for table, condition in stamps:
+            also = {}
+            if table is P and self._unbumped:
+                also['generation'] = P.c.generation + sa.case(
+                    (P.c.id.in_(sorted(self._unbumped)), 1), else_=0)
             self.session.execute(
-                sa.update(table).where(condition).values(**values)
+                sa.update(table).where(condition).values(**values, **also)
                 .execution_options(synchronize_session=False))
 
 
@@ -460,8 +541,9 @@ def lock_statement():
     claim thus writes one new version of each provider row, not two
     (each one a new entry in every index of ``providers``: the stamp's
     columns are indexed), and a claim that writes nothing has no bump to
-    undo. The routine runs the probe after it (``probe_statement``)."""
-    return _ROUTINE_LOCK
+    undo. It is the lock of ``Change.lock_providers`` on PostgreSQL. The
+    routine runs the probe after it (``probe_statement``)."""
+    return _select_locked((), False)
 
 
 def stamp_statement():
@@ -489,8 +571,6 @@ class Locked:
 _IDS = P.c.id.in_(sa.bindparam('ids', expanding=True))
 _LOCK = (sa.update(P).where(_IDS).values(generation=P.c.generation + 1)
          .execution_options(synchronize_session=False))
-_ROUTINE_LOCK = (sa.select(P.c.id).where(_IDS).order_by(P.c.id)
-                 .with_for_update(key_share=True))
 
 
 def _held():
@@ -519,6 +599,19 @@ def _lock_returning(columns, probe):
 
 
 @functools.lru_cache(maxsize=None)
+def _select_locked(columns, probe):
+    """PostgreSQL: ``SELECT id, *columns[, held] ... ORDER BY id FOR NO
+    KEY UPDATE``, ``generation`` as the stamp will set it (+1)."""
+    returned = [P.c.id] + [
+        (P.c.generation + 1).label('generation') if name == 'generation'
+        else P.c[name] for name in columns]
+    if probe:
+        returned.append(_held())
+    return (sa.select(*returned).where(_IDS).order_by(P.c.id)
+            .with_for_update(key_share=True))
+
+
+@functools.lru_cache(maxsize=None)
 def _read_locked(columns):
     """MySQL/MariaDB: the locked rows' ``id, *columns``, read after
     ``_LOCK`` (the transaction's own change of the row, so its latest)."""
@@ -531,25 +624,34 @@ def _bump_statement(stripe):
             .values(seq=STRIPE.c.seq + 1))
 
 
-def _stamp_providers_statement(**also):
-    """PostgreSQL: bump stripe ``:stamp_stripe`` and stamp providers ``:ids``
-    with its new value, in one statement (the bump as a CTE); ``also``:
-    more values the UPDATE sets."""
+def _stamping(update, generation=P.c.generation + 1):
+    """PostgreSQL: ``update`` (an UPDATE of providers) that also bumps
+    stripe ``:stamp_stripe`` and stamps the rows it sets with its new
+    value (the bump as a CTE), their ``generation`` set to
+    ``generation``: a change's stamp in one statement."""
     stripe = sa.bindparam('stamp_stripe', type_=sa.Integer)
     bump = (sa.update(STRIPE).where(STRIPE.c.stripe == stripe)
             .values(seq=STRIPE.c.seq + 1).returning(STRIPE.c.seq).cte())
-    return (sa.update(P).where(P.c.id.in_(sa.bindparam('ids',
-                                                       expanding=True)))
-            .add_cte(bump)
+    return (update.add_cte(bump)
             .values(feed_stripe=stripe,
                     feed_seq=sa.select(bump.c.seq).scalar_subquery(),
-                    **also)
+                    generation=generation)
             .execution_options(synchronize_session=False))
 
 
-_STAMP_PROVIDERS = _stamp_providers_statement()
-_STAMP_AND_BUMP_PROVIDERS = _stamp_providers_statement(
-    generation=P.c.generation + 1)
+@functools.lru_cache(maxsize=None)
+def _stamping_update(update):
+    """``_stamping`` of a writer's statement, built once per statement
+    (``Change.update_providers``)."""
+    return _stamping(update)
+
+
+_UPDATE_IDS = sa.update(P).where(
+    P.c.id.in_(sa.bindparam('ids', expanding=True)))
+_STAMP_AND_BUMP_PROVIDERS = _stamping(_UPDATE_IDS)
+_STAMP_AND_BUMP_SOME_PROVIDERS = _stamping(
+    _UPDATE_IDS, generation=P.c.generation + sa.case(
+        (P.c.id.in_(sa.bindparam('bumped', expanding=True)), 1), else_=0))
 
 
 def _bump(session, stripe):

@@ -302,7 +302,7 @@ def _record_all(db, change, todo, ratio_defaults, now, read=None):
     A bounded number of statements for the batch (the providers' ids and
     stored report times unless ``read`` has them, their lock, the
     aggregates' ratio overrides, one statement each for the providers and
-    inventories already stored (``_RowsUpdate``), one multi-row INSERT
+    inventories already stored (``RowsUpdate``), one multi-row INSERT
     each for new providers and their inventories).
     Reports older than the stored one are ignored, and their providers
     are not locked: a lock bumps the generation, which moves only with a
@@ -342,7 +342,7 @@ def _record_all(db, change, todo, ratio_defaults, now, read=None):
         provider_id: read.inventories.get(provider_id, {})
         for provider_id in read.still_current(
             {row.id: row.generation for row in locked})}
-    _update_existing(session, updates, ratio_defaults, overrides, known)
+    _update_existing(change, updates, ratio_defaults, overrides, known)
     return changed + [provider_id for provider_id, _, _ in updates]
 
 
@@ -393,7 +393,7 @@ _INVENTORY_COLUMNS = ('total', 'reserved', 'min_unit', 'max_unit',
                       'capacity', 'reported_used')
 
 
-class _RowsUpdate:
+class RowsUpdate:
     """One UPDATE of many rows of ``table``, each found by its ``keys``
     columns and given its ``values`` (column name -> what to set, from the
     row's value: a SQL expression of it).
@@ -416,15 +416,19 @@ class _RowsUpdate:
             sa.cast(_B(name + '_'), postgresql.ARRAY(table.c[name].type))
             for name in self.names]).table_valued(
                 *self.names).render_derived()
-        self.unnest = sa.update(table).where(*[
+        #: PostgreSQL's statement, taking ``params(rows)``
+        self.statement = sa.update(table).where(*[
             table.c[k] == rows.c[k] for k in keys]).values(**{
                 k: value(rows.c[k]) for k, value in values.items()})
 
+    def params(self, rows):
+        """``statement``'s parameters for ``rows``: one array per column."""
+        return {name + '_': [row[name] for row in rows]
+                for name in self.names}
+
     def run(self, session, rows):
         if db_api.dialect_of(session).name == 'postgresql':
-            session.execute(self.unnest, {
-                name + '_': [row[name] for row in rows]
-                for name in self.names})
+            session.execute(self.statement, self.params(rows))
         else:
             session.execute(self.executemany, [
                 {name + '_': row[name] for name in self.names}
@@ -435,15 +439,15 @@ def _as_reported(value):
     return value
 
 
-# the provider is locked (and its generation bumped) by the lock first
-_UPDATE_PROVIDERS = _RowsUpdate(P, ('id',), {
+# the provider is locked first; run by ``Change.update_providers``
+_UPDATE_PROVIDERS = RowsUpdate(P, ('id',), {
     'disabled': _as_reported, 'availability_zone': _as_reported,
     'reported_at': _as_reported, 'attributes': _as_reported,
     'kind': _as_reported,
     # a report without the count keeps the stored one
     'failed_builds': lambda value: sa.func.coalesce(value,
                                                     P.c.failed_builds)})
-_UPDATE_INVENTORIES = _RowsUpdate(
+_UPDATE_INVENTORIES = RowsUpdate(
     INV, ('provider_id', 'resource_class'),
     dict.fromkeys(_INVENTORY_COLUMNS, _as_reported))
 
@@ -468,7 +472,7 @@ def _stored_inventories(session):
     return _STORED_INVENTORIES
 
 
-def _update_existing(session, updates, ratio_defaults, overrides, known):
+def _update_existing(change, updates, ratio_defaults, overrides, known):
     """Reports of providers already stored (and locked): one statement
     for the providers, one for their inventories (those of classes no
     longer reported are withdrawn: ``_WITHDRAWN``), and inserts for
@@ -477,6 +481,7 @@ def _update_existing(session, updates, ratio_defaults, overrides, known):
     and unchanged since; the others' are read under the lock."""
     if not updates:
         return
+    session = change.session
     providers, inventories = [], {}
     for provider_id, node, reported_at in updates:
         providers.append({
@@ -489,7 +494,7 @@ def _update_existing(session, updates, ratio_defaults, overrides, known):
         ratios.apply_overrides(rows, overrides.get(node.host, {}))
         for rc, inv in rows.items():
             inventories[(provider_id, rc)] = inv
-    _UPDATE_PROVIDERS.run(session, providers)
+    change.update_providers(_UPDATE_PROVIDERS, providers)
     stored = {(p, rc): row for p, _, _ in updates if p in known
               for rc, row in known[p].items()}
     unknown = [p for p, _, _ in updates if p not in known]

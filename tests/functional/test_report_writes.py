@@ -94,11 +94,50 @@ def test_a_batch_of_changed_reports_reads_inventories_once(database):
                                   for i, h in enumerate(hosts)]) == (12, 0)
     assert sent.count('SELECT', 'inventories') == 1, sent.seen
     if database.is_postgresql:
-        # the lock, the providers, their inventories, the stamp
-        assert sent.count('UPDATE', 'providers') == 3, sent.seen
+        # the unlocked read and the lock (FOR NO KEY UPDATE), their
+        # inventories, then the providers' values, generation and stamp in
+        # one UPDATE: one new version of each provider row
+        assert sent.seen.count(('SELECT', 'providers')) == 2, sent.seen
+        assert sent.count('UPDATE', 'providers') == 1, sent.seen
         assert sent.count('UPDATE', 'inventories') == 1, sent.seen
+        assert sent.seen[-1] == ('UPDATE', 'providers'), sent.seen
     for i, host in enumerate(hosts):
         assert _vcpu(database, host) == (8, i % 3)
+
+
+def _versions(db):
+    """{host: (generation, (feed_stripe, feed_seq))} of the stored
+    providers: the generation and the stamp."""
+    P = db_providers.P
+    with db.engine.connect() as connection:
+        return {row.host: (row.generation, (row.feed_stripe, row.feed_seq))
+                for row in connection.execute(sa.select(
+                    P.c.host, P.c.generation, P.c.feed_stripe,
+                    P.c.feed_seq))}
+
+
+def test_a_written_report_moves_its_generation_by_one_and_is_stamped(
+        database):
+    """A batch of a new host, a changed report and an older one: the new
+    host starts at generation 0, the changed one moves by exactly one
+    (once, whichever statement bumps it), each is stamped in the feed;
+    the host whose report is older than stored stays as it was."""
+    _absorb(database, [_node('g1', 10), _node('g2', 10)])
+    before = _versions(database)
+    assert _absorb(database, [_node('g1', 20, beat=1), _node('g2', 5),
+                              _node('g3', 20)]) == (2, 0)
+    after = _versions(database)
+    assert after['g1'][0] == before['g1'][0] + 1
+    assert after['g1'][1] != before['g1'][1]
+    assert after['g2'] == before['g2']
+    assert after['g3'][0] == 0 and after['g3'][1] == after['g1'][1]
+    # the same batch without the new host: the one-statement stamp
+    assert _absorb(database, [_node('g1', 30, beat=2),
+                              _node('g3', 30, beat=2)]) == (2, 0)
+    last = _versions(database)
+    assert last['g1'][0] == after['g1'][0] + 1
+    assert last['g3'][0] == 1 and last['g3'][1] != after['g3'][1]
+    assert last['g1'][1] == last['g3'][1]
 
 
 def _written_meanwhile(monkeypatch, write):
