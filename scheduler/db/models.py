@@ -1,10 +1,11 @@
 """SQLAlchemy Core tables of the scheduler database.
 
 * ``providers``: one row per resource provider (a compute node is one kind).
-  ``generation`` is bumped by the one provider lock
+  ``generation`` is bumped under the one provider lock
   (``scheduler.db.changes.Change.lock_providers``), which every
-  transaction that changes the provider or its usage takes, once: it
-  counts the committed changes of the provider (0 when created).
+  transaction that changes the provider or its usage takes, once (by the
+  lock itself, or on PostgreSQL by the feed's stamp): it counts the
+  committed changes of the provider (0 when created).
   ``change_seq`` is the value of the global change counter at the provider's
   last change, so workers can pull only what changed since they last looked.
 * ``inventories``: per provider and resource class: totals, ratios, and the

@@ -3,7 +3,8 @@
 ``record_compute_node`` applies one tracker report: it creates or updates the
 provider and its inventories in one transaction, under the one provider
 lock (``Change.lock_providers``, which bumps its generation), records the
-change in the feed (``scheduler.db.changes``), and ignores
+change in the feed (``scheduler.db.changes``; on PostgreSQL the providers'
+UPDATE is the feed's stamp, ``Change.update_providers``), and ignores
 reports older than the one already stored, so a report delivered twice or
 out of order never moves a host back in time. A report that repeats what
 is stored is not written at all (``record_compute_nodes``).
@@ -229,7 +230,8 @@ class _Read:
     def still_current(self, locked):
         """The providers (ids) whose inventories read here are still the
         stored ones: ``locked`` maps the providers locked to the generation
-        the lock gave them, and every write of a provider or its inventories
+        the lock gave them (on PostgreSQL, the one its stamp will give
+        them), and every write of a provider or its inventories
         bumps it once, under that lock; so a lock that moved it by one
         found nothing written since this read. The providers were read
         before their inventories (in autocommit on PostgreSQL, each its
