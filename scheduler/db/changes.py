@@ -436,11 +436,11 @@ class Change:
 
     def _stamp_by_update(self, stripe, stamped):
         """Make the deferred ``update_providers`` the stamp if it sets
-        every provider to stamp, each locked (its generation not bumped
-        yet); else run it. Did it stamp?"""
+        every provider to stamp (``stamped``), each locked (its generation
+        not bumped yet); else run it. Did it stamp?"""
         update, rows = self._provider_update
         self._provider_update = None
-        if ({row['id'] for row in rows} == set(stamped) and
+        if (stamped and {row['id'] for row in rows} == set(stamped) and
                 self._unbumped.issuperset(stamped) and not self._rows):
             self.session.execute(
                 _stamping_update(update.statement),
@@ -464,20 +464,17 @@ class Change:
         return bool(self._provider_ids or self._rows or self._unbumped)
 
     def _stamp(self):
-        if not self.recorded:
-            if self._provider_update is not None:
-                update, rows = self._provider_update
-                update.run(self.session, rows)
-            return
         # last, so the stripe's lock lives for these statements and the
         # COMMIT only (module docstring)
         stripe = _draw_stripe(self._rows)
-        postgresql = self._bump_at_stamp
         # a provider locked is stamped (its generation moves with it)
         stamped = sorted(self._provider_ids | self._unbumped)
         if (self._provider_update is not None and
                 self._stamp_by_update(stripe, stamped)):
             return
+        if not self.recorded:
+            return
+        postgresql = self._bump_at_stamp
         if postgresql and not self._rows:
             # a claim's or a report's stamp: a statement built once
             params = {'stamp_stripe': stripe, 'ids': stamped}
