@@ -505,13 +505,13 @@ class Change:
         if self._legacy:
             values['change_seq'] = db_api.next_change_seq(self.session)
         for table, condition in stamps:
-            also = {}
+            also, params = {}, {}
             if table is P and self._unbumped:
-                also['generation'] = P.c.generation + sa.case(
-                    (P.c.id.in_(sorted(self._unbumped)), 1), else_=0)
+                also['generation'] = _BUMPED_GENERATION
+                params['bumped'] = sorted(self._unbumped)
             self.session.execute(
                 sa.update(table).where(condition).values(**values, **also)
-                .execution_options(synchronize_session=False))
+                .execution_options(synchronize_session=False), params)
 
 
 def _draw_stripe(other_rows):
@@ -646,9 +646,12 @@ def _stamping_update(update):
 _UPDATE_IDS = sa.update(P).where(
     P.c.id.in_(sa.bindparam('ids', expanding=True)))
 _STAMP_AND_BUMP_PROVIDERS = _stamping(_UPDATE_IDS)
+# the generation of a stamp that bumps only the providers ``:bumped``
+# (those locked; new ones were created at 0)
+_BUMPED_GENERATION = P.c.generation + sa.case(
+    (P.c.id.in_(sa.bindparam('bumped', expanding=True)), 1), else_=0)
 _STAMP_AND_BUMP_SOME_PROVIDERS = _stamping(
-    _UPDATE_IDS, generation=P.c.generation + sa.case(
-        (P.c.id.in_(sa.bindparam('bumped', expanding=True)), 1), else_=0))
+    _UPDATE_IDS, generation=_BUMPED_GENERATION)
 
 
 def _bump(session, stripe):
