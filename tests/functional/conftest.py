@@ -12,7 +12,8 @@ database of that backend::
 Teardown stops every server with SIGTERM and fails the test unless it
 exited 0; when a test failed, the tail of each server log is printed.
 ``database`` is the db layer in process on a fresh database of ``backend``.
-``summary_line`` adds a line to the terminal summary (race figures).
+``summary_line`` (``tests/conftest.py``) adds a line to the terminal
+summary (race figures).
 """
 
 import pytest
@@ -24,33 +25,12 @@ from tests.functional import databases
 from tests.functional import server as server_mod
 from tests.functional import services
 
-SUMMARY_LINES = pytest.StashKey[list]()
-
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     report = yield
     setattr(item, 'report_' + report.when, report)
     return report
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    lines = config.stash.get(SUMMARY_LINES, [])
-    if lines:
-        terminalreporter.section('scheduler functional figures')
-        for line in lines:
-            terminalreporter.write_line(line)
-
-
-@pytest.fixture
-def summary_line(request):
-    """Call with a line to show in the terminal summary (and print it)."""
-    lines = request.config.stash.setdefault(SUMMARY_LINES, [])
-
-    def add(line):
-        print(line)
-        lines.append(line)
-    return add
 
 
 @pytest.fixture

@@ -8,9 +8,11 @@ Nothing here starts a service: the database is a SQLite file in pytest's
 import pytest
 
 from scheduler import conf as sched_conf
+from scheduler import manager as manager_mod
 from scheduler.rpc import messaging
 from scheduler.db import api as db_api
 from scheduler.db import migration
+from scheduler.service import composition
 
 
 @pytest.fixture
@@ -37,6 +39,28 @@ def db(conf):
     migration.db_sync(database)
     yield database
     database.dispose()
+
+
+@pytest.fixture
+def managers(conf, db):
+    """Build ``SchedulerManager``s (or a subclass) as a worker builds
+    them, after the test's overrides; each is stopped after the test, so
+    no thread of one (the claim sweeper, the report writer, the poller)
+    outlives the test and its database."""
+    built = []
+
+    def build(cls=manager_mod.SchedulerManager):
+        built.append(cls(conf, composition.build(conf, db)))
+        return built[-1]
+    yield build
+    for manager in built:
+        manager.stop()
+
+
+@pytest.fixture
+def manager(managers):
+    """A ``SchedulerManager`` of the default config (``managers``)."""
+    return managers()
 
 
 @pytest.fixture

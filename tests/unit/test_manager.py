@@ -9,7 +9,6 @@ import logging
 import pytest
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
-from scheduler.service import composition
 from scheduler.db import claims
 from scheduler import context as sched_context
 from scheduler import exception
@@ -23,11 +22,6 @@ UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 UUID2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
 CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
 HOST = {'vcpus': 8, 'memory_mb': 16384, 'local_gb': 500}
-
-
-@pytest.fixture
-def manager(conf, db):
-    return composition.build_manager(conf, db)
 
 
 def _spec(**flavor):

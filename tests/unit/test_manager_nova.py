@@ -32,7 +32,8 @@ def manager(conf, db):
         data['updated_at'] = now
         manager.update_resource_stats(
             CTXT, [data['host'], data['hypervisor_hostname']], report)
-    return manager
+    yield manager
+    manager.stop()
 
 
 def test_nova_request_spec_places_a_pinned_guest(manager, db):

@@ -7,7 +7,6 @@ import logging
 
 import pytest
 
-from scheduler.service import composition
 from scheduler import context as sched_context
 from scheduler import objects
 from scheduler.db import aggregates as db_aggregates
@@ -22,11 +21,6 @@ A2 = '1a2b3c4d-0000-4000-8000-000000000002'
 I1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 I2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
 CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
-
-
-@pytest.fixture
-def manager(conf, db):
-    return composition.build_manager(conf, db)
 
 
 def _agg(uuid=A1, **fields):

@@ -3,19 +3,12 @@ live workers' records and nothing else."""
 
 import datetime
 
-import pytest
 
-from scheduler.service import composition
 from scheduler import context as sched_context
 from scheduler.db import services as db_services
 
 CTXT = sched_context.RequestContext(project_id='p1', user_id='u1',
                                    roles=['service'])
-
-
-@pytest.fixture
-def manager(conf, db):
-    return composition.build_manager(conf, db)
 
 
 def test_reports_live_workers_only(manager, db):

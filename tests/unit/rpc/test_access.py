@@ -13,7 +13,6 @@ from scheduler import manager as manager_mod
 from scheduler.rpc import dispatcher
 from scheduler.rpc import policy
 from scheduler.rpc import schemas
-from scheduler.service import composition
 from tests.unit.rpc import edge
 
 NOT_RPC = ['conf', 'notifier', 'host_cache', 'target', 'stop', 'db',
@@ -22,11 +21,6 @@ NOT_RPC = ['conf', 'notifier', 'host_cache', 'target', 'stop', 'db',
 NOBODY = sched_context.RequestContext(project_id='p1', roles=[])
 #: the code every method wrapped by ``policy.authorize`` runs first
 _AUTHORIZED = policy.authorize('build_failed')(lambda self, ctxt: None)
-
-
-@pytest.fixture
-def manager(conf, db):
-    return composition.build_manager(conf, db)
 
 
 def _authorized_methods(cls):

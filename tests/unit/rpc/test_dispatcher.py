@@ -12,7 +12,6 @@ import sqlalchemy as sa
 import sqlalchemy.exc as sa_exc
 from oslo_db import exception as db_exc
 
-from scheduler.service import composition
 from scheduler import context
 from scheduler import exception
 from scheduler import objects
@@ -25,8 +24,8 @@ PARAMS = {'host': 'param-value-42'}
 
 
 @pytest.fixture
-def endpoint(conf, db):
-    return composition.build_manager(conf, db)
+def endpoint(manager):
+    return manager
 
 
 @pytest.fixture

@@ -10,15 +10,9 @@ import sqlalchemy as sa
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler.db import models
-from scheduler.service import composition
 from tests.unit.rpc import edge
 
 HOST = {'vcpus': 8, 'memory_mb': 16384, 'local_gb': 500}
-
-
-@pytest.fixture
-def manager(conf, db):
-    return composition.build_manager(conf, db)
 
 
 def _providers(db):

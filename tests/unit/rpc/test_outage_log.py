@@ -8,15 +8,9 @@ import sqlalchemy.exc as sa_exc
 
 from scheduler import exception
 from scheduler import manager as manager_mod
-from scheduler.service import composition
 from tests.unit.rpc import edge
 
 DOWN = sa_exc.OperationalError('SELECT 1', {}, Exception('server closed'))
-
-
-@pytest.fixture
-def manager(conf, db):
-    return composition.build_manager(conf, db)
 
 
 def _database(monkeypatch, state):

@@ -15,7 +15,6 @@ import pytest
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from stevedore import driver as stevedore_driver
 
-from scheduler.service import composition
 from scheduler import context as sched_context
 from scheduler import exception
 from scheduler import manager as sched_manager
@@ -47,11 +46,6 @@ MEMBER = sched_context.RequestContext(project_id='p1', roles=['member'])
 FLAG_ONLY = sched_context.RequestContext(is_admin=True)
 SERVICE = sched_context.service_context('conductor')
 ADMIN = sched_context.RequestContext(roles=['admin'])
-
-
-@pytest.fixture
-def manager(conf, db):
-    return composition.build_manager(conf, db)
 
 
 def _forbidden(call, *args):
@@ -87,13 +81,13 @@ def test_served_with_the_role(manager, ctxt):
         getattr(manager, method)(ctxt, *args)   # no Forbidden
 
 
-def test_policy_file_changes_a_rule(conf, db, tmp_path):
+def test_policy_file_changes_a_rule(conf, managers, tmp_path):
     """The override example of doc/source/admin/security.rst, verbatim."""
     policy_file = tmp_path / 'policy.yaml'
     policy_file.write_text(rst_blocks.block_containing(
         'doc/source/admin/security.rst', '"scheduler:build_failed": "!"'))
     conf.set_override('policy_file', str(policy_file), 'oslo_policy')
-    manager = composition.build_manager(conf, db)
+    manager = managers()
     placement = sched_context.RequestContext(roles=['placement'])
     with pytest.raises(exception.NoValidHost):   # allowed: no host yet
         try:
@@ -165,12 +159,12 @@ def test_no_policy_file_keeps_the_defaults(conf, tmp_path):
 
 
 def test_policy_file_change_takes_effect_after_the_check_interval(
-        conf, db, tmp_path, monkeypatch):
+        conf, managers, tmp_path, monkeypatch):
     clock = [1000.0]
     monkeypatch.setattr(policy.time, 'monotonic', lambda: clock[0])
     policy_file = tmp_path / 'policy.yaml'
     conf.set_override('policy_file', str(policy_file), 'oslo_policy')
-    manager = composition.build_manager(conf, db)
+    manager = managers()
     manager.build_failed(SERVICE, 'h1')          # no file: the defaults
     policy_file.write_text('"scheduler:build_failed": "!"\n')
     manager.build_failed(SERVICE, 'h1')          # not looked at yet
@@ -184,13 +178,13 @@ def test_policy_file_change_takes_effect_after_the_check_interval(
     '"scheduler:build_failed": "rule:nobody_defined_this"\n',
 ])
 def test_a_bad_policy_file_while_serving_keeps_the_running_rules(
-        conf, db, tmp_path, monkeypatch, caplog, text):
+        conf, managers, tmp_path, monkeypatch, caplog, text):
     clock = [1000.0]
     monkeypatch.setattr(policy.time, 'monotonic', lambda: clock[0])
     policy_file = tmp_path / 'policy.yaml'
     policy_file.write_text('"scheduler:build_failed": "role:service"\n')
     conf.set_override('policy_file', str(policy_file), 'oslo_policy')
-    manager = composition.build_manager(conf, db)
+    manager = managers()
     manager.build_failed(SERVICE, 'h1')
     policy_file.write_text(text)
     for _ in range(3):
@@ -280,7 +274,7 @@ def test_a_refused_message_is_answered_and_logged_once(manager, caplog,
     assert len(refusals) == 1 and refusals[0].levelname == 'WARNING'
 
 
-def test_the_edge_enforces_a_rule_the_method_forgot(conf, db, caplog):
+def test_the_edge_enforces_a_rule_the_method_forgot(conf, managers, caplog):
     """A method without its ``authorize`` decorator is still behind its
     rule over RPC: the edge evaluates it, not the decorator."""
     calls = []
@@ -289,7 +283,7 @@ def test_the_edge_enforces_a_rule_the_method_forgot(conf, db, caplog):
         def build_failed(self, ctxt, name=None):
             calls.append(name)
 
-    manager = Forgetful(conf, composition.build(conf, db))
+    manager = managers(Forgetful)
     with pytest.raises(exception.Forbidden):
         edge.send(manager, 'build_failed', cast=False, ctxt=MEMBER,
                   name='h1')
@@ -298,7 +292,7 @@ def test_the_edge_enforces_a_rule_the_method_forgot(conf, db, caplog):
     assert calls == ['h1']
 
 
-def test_a_decorator_around_authorize_is_not_skipped(conf, db):
+def test_a_decorator_around_authorize_is_not_skipped(conf, managers):
     """The edge calls the method ``authorize`` wraps only when
     ``authorize`` is the method's outermost decorator."""
     calls = []
@@ -316,6 +310,6 @@ def test_a_decorator_around_authorize_is_not_skipped(conf, db):
         def build_failed(self, ctxt, name=None):
             calls.append(name)
 
-    manager = Wrapped(conf, composition.build(conf, db))
+    manager = managers(Wrapped)
     edge.send(manager, 'build_failed', cast=False, ctxt=SERVICE, name='h1')
     assert calls == ['outer', 'h1']
