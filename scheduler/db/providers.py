@@ -13,6 +13,10 @@ A report is ordered by its ``updated_at``, clamped to the worker's clock
 (``report_time``), so a tracker whose clock runs ahead cannot freeze its
 host: the next report, stamped by a correct clock, still wins.
 
+A batch that registered new hosts has the planner's statistics of the
+provider tables brought up to date when they fell behind
+(``scheduler.db.statistics``, PostgreSQL).
+
 ``record_build_failure`` counts a failed build on a host's providers
 (the BuildFailureWeigher reads the count). Workers read providers
 through ``scheduler.db.provider_reads``.
@@ -36,6 +40,7 @@ from scheduler.db import changes
 from scheduler.db import models
 from scheduler.db import ratios
 from scheduler.db import send_order
+from scheduler.db import statistics
 
 P = models.providers
 INV = models.inventories
@@ -193,12 +198,14 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
         return 0, skipped
     try:
         with changes.write(db) as change:
-            written = _record_all(db, change, todo, ratio_defaults, now,
-                                  read)
+            written, inserted = _record_all(db, change, todo,
+                                            ratio_defaults, now, read)
             change.left_to_poller = True
-            return len(written), skipped
     except db_exc.DBDuplicateEntry:
         raise db_exc.RetryRequest(db_exc.DBDuplicateEntry())
+    if inserted:
+        statistics.after_growth(db)
+    return len(written), skipped
 
 
 def _newest_per_node(stamped):
@@ -299,7 +306,8 @@ def _same(row, stored_inventories, node, ratio_defaults):
 
 
 def _record_all(db, change, todo, ratio_defaults, now, read=None):
-    """Write the reports of a batch; the ids of the providers written.
+    """Write the reports of a batch: the ids of the providers written,
+    and whether any was new (inserted).
 
     A bounded number of statements for the batch (the providers' ids and
     stored report times unless ``read`` has them, their lock, the
@@ -345,7 +353,8 @@ def _record_all(db, change, todo, ratio_defaults, now, read=None):
         for provider_id in read.still_current(
             {row.id: row.generation for row in locked})}
     _update_existing(change, updates, ratio_defaults, overrides, known)
-    return changed + [provider_id for provider_id, _, _ in updates]
+    return (changed + [provider_id for provider_id, _, _ in updates],
+            bool(changed))
 
 
 def _is_newer(reported_at, row):
