@@ -72,6 +72,10 @@ def _columns(table, names):
 def read_state(engine):
     """provider id -> Provider, with allocation sums, in one snapshot."""
     with engine.connect() as connection, connection.begin():
+        if engine.dialect.name == 'sqlite':
+            # its driver begins no transaction before a read: without one,
+            # a provider written between two of the reads shows up in one
+            connection.exec_driver_sql('BEGIN')
         providers = {
             r.id: Provider(r.id, r.host, r.nodename, bool(r.disabled),
                            r.availability_zone, {})

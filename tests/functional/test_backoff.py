@@ -65,6 +65,14 @@ def _starts(path):
         if path.exists() else []
 
 
+def _children(pid):
+    """The pids of ``pid``'s living children (none once reaped)."""
+    found = set()
+    for task in pathlib.Path('/proc/%d/task' % pid).iterdir():
+        found.update((task / 'children').read_text().split())
+    return found
+
+
 def _wait(predicate, timeout, what):
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -81,7 +89,10 @@ def test_a_worker_dying_young_is_restarted_later_and_later(tmp_path):
         text=True)
     try:
         _wait(lambda: len(_starts(starts)) >= 3, 15, 'third start')
-        # the parent now waits 4 s to restart it: reload meanwhile
+        # once the third is gone (a SIGHUP while it runs replaces it at
+        # once, as a reload does), the parent waits 4 s to restart it:
+        # reload meanwhile
+        _wait(lambda: not _children(parent.pid), 10, 'third death')
         os.kill(parent.pid, signal.SIGHUP)
         _wait(prepared.exists, 5, 'reload check')
         _wait(lambda: len(_starts(starts)) >= 4, 15, 'fourth start')

@@ -24,10 +24,12 @@ argument names, the RequestSpec's key fields) and what it got back; with
 full answer there as JSON (``nova_driver.py`` says its shape).
 """
 
+import fcntl
 import json
 import os
 import pathlib
 import subprocess
+import tempfile
 import uuid
 
 import pytest
@@ -52,15 +54,27 @@ HOSTS = 6
 pytestmark = pytest.mark.parametrize('backend', ['sqlite'])
 
 
+#: nova's client calls topic ``scheduler``, and RabbitMQ's queue of a
+#: topic is named after the topic whatever the exchange: two tests serving
+#: nova's API on the shared broker at once (``pytest -n``) would take each
+#: other's calls. Their processes take turns on this lock.
+NOVA_TOPIC_LOCK = pathlib.Path(tempfile.gettempdir()) / (
+    'openstack-scheduler-nova-topic.lock')
+
+
 @pytest.fixture
 def nova_python():
-    if NOVA_PYTHON.exists():
-        return NOVA_PYTHON
-    why = 'nova\'s side virtualenv %s is missing; build it with: %s' % (
-        NOVA_PYTHON, BUILD)
-    if os.environ.get('CI') == 'true':
-        pytest.fail(why, pytrace=False)
-    pytest.skip(why)
+    """Nova's side virtualenv's python, and the shared broker's nova topic
+    to this test alone until it ends (``NOVA_TOPIC_LOCK``)."""
+    if not NOVA_PYTHON.exists():
+        why = 'nova\'s side virtualenv %s is missing; build it with: %s' % (
+            NOVA_PYTHON, BUILD)
+        if os.environ.get('CI') == 'true':
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+    with open(NOVA_TOPIC_LOCK, 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield NOVA_PYTHON
 
 
 def _boot(pin, **fields):
