@@ -34,10 +34,10 @@ LOG = logging.getLogger(__name__)
 
 #: below this many providers a scan costs next to nothing
 MIN_ROWS = 100
-_TABLES = (models.providers.name, models.inventories.name)
+_TABLES = '%s, %s' % (models.providers.name, models.inventories.name)
 _ESTIMATE = ('SELECT reltuples, (SELECT count(*) FROM {0}) FROM pg_class '
              "WHERE oid = '{0}'::regclass").format(models.providers.name)
-_ANALYZE = 'ANALYZE %s' % ', '.join(_TABLES)
+_ANALYZE = 'ANALYZE %s' % _TABLES
 
 
 def stale(estimate, rows):
@@ -59,9 +59,9 @@ def after_growth(db):
             connection.exec_driver_sql(_ANALYZE)
     except Exception as exc:   # the write committed: never fail it
         LOG.warning('Gathering planner statistics of %s failed (the '
-                    'next new host tries again): %s', ', '.join(_TABLES),
+                    'next new host tries again): %s', _TABLES,
                     outages.summary(exc))
         return False
     LOG.info('Gathered planner statistics of %s: %d providers, %d '
-             'estimated before', ', '.join(_TABLES), rows, max(estimate, 0))
+             'estimated before', _TABLES, rows, max(estimate, 0))
     return True
