@@ -8,6 +8,12 @@ its starting usage, so most reports are real changes the workers must
 learn of). While the reports flow, one conductor measures latency, then
 16 conductors measure throughput.
 
+The floor is a bare oslo.messaging call on the same broker
+(``scheduler_bench.rpcfloor``), timed right before each layout starts
+(before its trackers): issue 22 asks for a one-conductor p50 within 3x
+of that call's p50, which moves with this machine's speed, so it is
+measured in the same run and the target is the ratio to it.
+
 The same run is then repeated with one report worker beside the two
 (``[DEFAULT] report_workers = 1``: reports in a process of their own, so
 decisions no longer share an interpreter lock with report threads). The
@@ -27,6 +33,7 @@ import time
 from scheduler_bench import churn
 from scheduler_bench import conductors
 from scheduler_bench import report
+from scheduler_bench import rpcfloor
 from scheduler_bench import settings
 from scheduler_bench import workload
 from scheduler_bench.deployment import Deployment
@@ -42,18 +49,19 @@ TRACKER_THREADS = 2
 LATENCY_S, THROUGHPUT_S = 10.0, 10.0
 QUICK_S = 3.0
 CONDUCTORS = 16
+FLOOR_CALLS, QUICK_FLOOR_CALLS = 1000, 150
 
 TARGETS = (
-    report.Target('steady: one conductor p50', ('latency', 'latency', 'p50'),
-                  '<=', 6, ' ms'),
+    report.Target('steady: one conductor p50 / bare call p50',
+                  ('latency_ratio',), '<=', 3, 'x'),
     report.Target('steady: one conductor p99', ('latency', 'latency', 'p99'),
                   '<=', 20, ' ms'),
     report.Target('steady: placements/s with 16 conductors',
                   ('throughput', 'placements_per_s'), '>=', 300, '/s'),
     report.Target('overcommitted inventories', ('overcommitted',), '==', 0),
-    report.Target('steady, 1 report worker beside: one conductor p50',
-                  ('report_worker', 'latency', 'latency', 'p50'), '<=', 6,
-                  ' ms'),
+    report.Target('steady, 1 report worker beside: one conductor p50 / '
+                  'bare call p50', ('report_worker', 'latency_ratio'), '<=',
+                  3, 'x'),
     report.Target('steady, 1 report worker beside: one conductor p99',
                   ('report_worker', 'latency', 'latency', 'p99'), '<=', 20,
                   ' ms'),
@@ -134,7 +142,8 @@ def _layout(options, dep, hosts, extra, first_beat):
     """One run of trackers and conductors against a new server."""
     latency_s = options.pick(LATENCY_S, QUICK_S)
     throughput_s = options.pick(THROUGHPUT_S, QUICK_S)
-    result = {}
+    result = {'rpc_floor': rpcfloor.measure(
+        options.count(FLOOR_CALLS, QUICK_FLOOR_CALLS))}
     with dep.server(2, extra) as server:
         duration = latency_s + throughput_s + 10.0
         with conductors.ProcessGroup(_trackers_main, [(
@@ -156,6 +165,8 @@ def _layout(options, dep, hosts, extra, first_beat):
         result['conflicts'] = server.claim_conflicts()
     result['reports_sent'] = sum(s['sent'] for s in sent)
     result['reports_absorbed_per_s'] = round(absorbed / elapsed, 1)
+    result['latency_ratio'] = round(
+        result['latency']['latency']['p50'] / result['rpc_floor']['p50'], 2)
     return result
 
 
@@ -182,7 +193,7 @@ _LAYOUT_NAMES = {None: '2 workers',
 
 
 def render(result):
-    phases, absorbed = [], []
+    phases, absorbed, floors = [], [], []
     for key, _ in LAYOUTS:
         measured = result if key is None else result.get(key)
         if measured is None:
@@ -195,6 +206,9 @@ def render(result):
             phases.append([name, label, series['placements_per_s'],
                            lat['p50'], lat['p90'], lat['p99'], lat['max'],
                            series['errors']])
+        floors.append([name, measured['rpc_floor']['p50'],
+                       measured['latency']['latency']['p50'],
+                       measured['latency_ratio']])
         absorbed.append([name, result['hosts'],
                          result['reports_per_s_offered'],
                          measured['reports_absorbed_per_s'],
@@ -203,7 +217,9 @@ def render(result):
         ['layout', 'phase', 'placements/s', 'p50 ms', 'p90 ms', 'p99 ms',
          'max ms', 'errors'], phases) + '\n' + report.table(
             ['layout', 'hosts', 'reports/s offered', 'absorbed/s', 'sent',
-             'claim conflicts'], absorbed) + \
+             'claim conflicts'], absorbed) + '\n' + report.table(
+                ['layout', 'bare call p50 ms', 'one conductor p50 ms',
+                 'ratio'], floors) + \
         '\novercommitted inventories: %s' % result['overcommitted']
 
 
