@@ -518,7 +518,7 @@ class FilterScheduler:
         limits = {rc: int(cols.capacity[row])
                   for rc, cols in table.resources.items()
                   if rc in request.resources}
-        return objects.Selection(
+        return objects.Selection.build(
             host=table.hosts[row], nodename=table.nodenames[row],
             compute_node_uuid=table.uuids[row], instance_uuid=consumer,
             allocation_id=None if is_alternate else consumer,

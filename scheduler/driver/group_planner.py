@@ -322,7 +322,7 @@ def _selection(table, primary, chosen, consumer, is_alternate, weight):
     row = chosen[primary.name]
     limits = {rc: int(table.resources[rc].capacity[row])
               for rc in primary.resources if rc in table.resources}
-    return objects.Selection(
+    return objects.Selection.build(
         host=table.hosts[row], nodename=table.nodenames[row],
         compute_node_uuid=table.uuids[row], instance_uuid=consumer,
         allocation_id=None if is_alternate else consumer,

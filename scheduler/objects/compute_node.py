@@ -21,7 +21,6 @@ classes and traits, amounts) and turns them into inventory rows beside the
 classic fields' VCPU, MEMORY_MB and DISK_GB.
 """
 
-from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
 from scheduler import exception
@@ -92,7 +91,7 @@ class ComputeNode(base.SchedulerObject):
 
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
-        version = versionutils.convert_version_to_tuple(target_version)
+        version = base.version_tuple(target_version)
         if version < (1, 1):
             for name in GENERIC_FIELDS:
                 primitive.pop(name, None)

@@ -14,7 +14,6 @@ reads a whole nova RequestSpec.
 """
 
 from oslo_utils import uuidutils
-from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
 from scheduler import exception
@@ -175,7 +174,7 @@ class RequestSpec(base.SchedulerObject):
                               'locality': [('1.2', '1.0')]})
 
     def obj_make_compatible(self, primitive, target_version):
-        version = versionutils.convert_version_to_tuple(target_version)
+        version = base.version_tuple(target_version)
         if version < (1, 2) and primitive.get('resource_groups'):
             # dropping them would place a different request
             raise exception.InvalidField(

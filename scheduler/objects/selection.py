@@ -11,7 +11,6 @@ when the request has no compute group, e.g. a volume alone), and
 group, ``'compute'``.
 """
 
-from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
 from scheduler.objects import base
@@ -47,8 +46,7 @@ class Selection(base.SchedulerObject):
 
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
-        version = versionutils.convert_version_to_tuple(target_version)
-        if version < (1, 1):
+        if base.version_tuple(target_version) < (1, 1):
             primitive.pop('providers', None)
 
     def provider_for(self, group_name):
