@@ -489,8 +489,7 @@ class Change:
         stamps = list(self._rows)
         if stamped:
             stamps.append((P, P.c.id.in_(stamped)))
-        one_round_trip = postgresql and len(stamps) == 1
-        if one_round_trip:
+        if postgresql and len(stamps) == 1:
             # one round trip: the bump as a CTE of the stamp
             table, condition = stamps[0]
             bump = _bump_statement(stripe).returning(STRIPE.c.seq).cte()
@@ -504,14 +503,20 @@ class Change:
                   'feed_seq': _bump(self.session, stripe)}
         if self._legacy:
             values['change_seq'] = db_api.next_change_seq(self.session)
-        for table, condition in stamps:
-            also, params = {}, {}
-            if table is P and self._unbumped:
-                also['generation'] = _BUMPED_GENERATION
+        for table, condition in self._rows:
+            self.session.execute(
+                sa.update(table).where(condition).values(**values)
+                .execution_options(synchronize_session=False))
+        if stamped:
+            # a claim's or a report's stamp: a statement built once
+            params = {'ids': stamped, 'stamp_stripe': stripe,
+                      'stamp_seq': values['feed_seq']}
+            if self._legacy:
+                params['stamp_change_seq'] = values['change_seq']
+            if self._unbumped:
                 params['bumped'] = sorted(self._unbumped)
             self.session.execute(
-                sa.update(table).where(condition).values(**values, **also)
-                .execution_options(synchronize_session=False), params)
+                _provider_stamp(self._legacy, bool(self._unbumped)), params)
 
 
 def _draw_stripe(other_rows):
@@ -654,14 +659,42 @@ _STAMP_AND_BUMP_SOME_PROVIDERS = _stamping(
     _UPDATE_IDS, generation=_BUMPED_GENERATION)
 
 
+@functools.lru_cache(maxsize=None)
+def _provider_stamp(legacy, some_bumped):
+    """The stamp of providers ``:ids`` where the stripe's bump is a
+    statement of its own (MariaDB, SQLite, or rows of other tables
+    stamped too): ``:stamp_stripe``, ``:stamp_seq`` (and
+    ``:stamp_change_seq`` with the legacy counter), the generation bumped
+    for the providers ``:bumped`` only if ``some_bumped``. Built once per
+    form: a claim or a report batch runs it without building a statement
+    or walking its cache key."""
+    values = {'feed_stripe': sa.bindparam('stamp_stripe', type_=sa.Integer),
+              'feed_seq': sa.bindparam('stamp_seq', type_=sa.BigInteger)}
+    if legacy:
+        values['change_seq'] = sa.bindparam('stamp_change_seq',
+                                            type_=sa.BigInteger)
+    if some_bumped:
+        values['generation'] = _BUMPED_GENERATION
+    return _UPDATE_IDS.values(**values).execution_options(
+        synchronize_session=False)
+
+
+_STRIPE_PARAM = sa.bindparam('bump_stripe', type_=sa.Integer)
+_BUMP_RETURNING = _bump_statement(_STRIPE_PARAM).returning(STRIPE.c.seq)
+# MariaDB has no UPDATE ... RETURNING: the new value comes back as the
+# connection's LAST_INSERT_ID()
+_BUMP_LAST_INSERT_ID = sa.update(STRIPE).where(
+    STRIPE.c.stripe == _STRIPE_PARAM).values(
+        seq=sa.func.last_insert_id(STRIPE.c.seq + 1))
+
+
 def _bump(session, stripe):
+    """Bump stripe ``stripe``; its new value."""
     if db_api.dialect_of(session).name == 'mysql':
-        # MariaDB has no UPDATE ... RETURNING
-        return session.execute(
-            sa.update(STRIPE).where(STRIPE.c.stripe == stripe).values(
-                seq=sa.func.last_insert_id(STRIPE.c.seq + 1))).lastrowid
-    return session.execute(_bump_statement(stripe)
-                           .returning(STRIPE.c.seq)).scalar_one()
+        return session.execute(_BUMP_LAST_INSERT_ID,
+                               {'bump_stripe': stripe}).lastrowid
+    return session.execute(_BUMP_RETURNING,
+                           {'bump_stripe': stripe}).scalar_one()
 
 
 @contextlib.contextmanager

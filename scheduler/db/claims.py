@@ -121,11 +121,16 @@ def _release_rows(session, rows):
         ALLOC.c.id.in_([r.id for r in rows])))
 
 
+_ALLOCATIONS_OF = sa.select(ALLOC).where(ALLOC.c.consumer_uuid.in_(
+    sa.bindparam('consumers', expanding=True)))
+_ALLOCATIONS_OF_LOCKED = _ALLOCATIONS_OF.with_for_update()
+
+
 def _allocations_of(session, consumers, lock=False):
-    query = sa.select(ALLOC).where(ALLOC.c.consumer_uuid.in_(consumers))
-    if lock:
-        query = query.with_for_update()
-    return session.execute(query).all()
+    """The allocations of ``consumers`` (locked if ``lock``)."""
+    return session.execute(
+        _ALLOCATIONS_OF_LOCKED if lock else _ALLOCATIONS_OF,
+        {'consumers': list(consumers)}).all()
 
 
 @db_api.retry_on_deadlock
