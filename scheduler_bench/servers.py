@@ -160,10 +160,32 @@ class SchedulerServer:
         self.stop()
 
 
-def free_ports(count, attempts=50):
-    """The first of ``count`` consecutive TCP ports free on 127.0.0.1."""
+#: where free ports are drawn from: from here to the kernel's ephemeral
+#: range (``ephemeral_start``)
+PORTS_FROM = 20000
+
+
+def ephemeral_start():
+    """The first port of the kernel's ephemeral range (32768 if unknown):
+    the local ports of outgoing connections come from there."""
+    try:
+        with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def free_ports(count=1, attempts=200):
+    """The first of ``count`` consecutive TCP ports free on 127.0.0.1,
+    below the ephemeral range: a port there can only be taken by a
+    server that binds it, where one in the range may become the local
+    port of any process's outgoing connection (to the broker, to the
+    database) between this check and the server's bind; under parallel
+    tests that happened to a worker's metrics port."""
+    high = ephemeral_start() - count
+    low = min(PORTS_FROM, high // 2)
     for _ in range(attempts):
-        first = random.randrange(20000, 60000 - count)
+        first = random.randrange(low, high)
         sockets = []
         try:
             for port in range(first, first + count):

@@ -18,13 +18,14 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 
 import sqlalchemy as sa
 from sqlalchemy import pool
+
+from scheduler_bench import servers
 
 HOST = '127.0.0.1'
 DB_NAME = 'scheduler'
@@ -33,12 +34,6 @@ START_TIMEOUT = 60
 
 class DatabaseServerError(RuntimeError):
     pass
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
 
 
 def _pg_bin(name):
@@ -92,7 +87,7 @@ class PrivatePostgres:
     def __init__(self, workdir):
         # the postgres user must reach it: pytest's tmp dirs are 0700 root
         self.workdir = tempfile.mkdtemp(prefix='sched-faults-pg-')
-        self.port = _free_port()
+        self.port = servers.free_ports()
         self.data = os.path.join(self.workdir, 'data')
         self.log = os.path.join(self.workdir, 'postgres.log')
         self.url = 'postgresql+psycopg2://postgres@%s:%d/%s' % (
@@ -143,7 +138,7 @@ class PrivateMariaDB:
 
     def __init__(self, workdir):
         self.workdir = str(workdir)
-        self.port = _free_port()
+        self.port = servers.free_ports()
         self.data = os.path.join(self.workdir, 'data')
         self.socket = os.path.join(self.workdir, 'mysqld.sock')
         self.log = os.path.join(self.workdir, 'mariadb.log')

@@ -40,13 +40,14 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from scheduler_bench import servers
 
 SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server'
 CTL = '/usr/lib/rabbitmq/bin/rabbitmqctl'
@@ -66,10 +67,9 @@ def available():
 
 
 def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
+    """A TCP port on 127.0.0.1 that nothing listens on right now (below
+    the ephemeral range, ``scheduler_bench.servers.free_ports``)."""
+    return servers.free_ports()
 
 
 @dataclass(frozen=True)

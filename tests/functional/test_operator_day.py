@@ -18,7 +18,6 @@ scripts and the health endpoint of a real ``scheduler-server``.
 import json
 import pathlib
 import re
-import socket
 import subprocess
 import sys
 import urllib.error
@@ -28,6 +27,7 @@ import pytest
 from packaging.version import Version
 
 from scheduler import version
+from scheduler_bench import servers
 from tests.functional import db_state
 from tests.functional import workload
 
@@ -71,21 +71,6 @@ def test_upgrade_check_on_a_schema_not_synced_says_only_that(tmp_path):
     checks = {c['check']: c for c in json.loads(result.stdout)['checks']}
     assert 'db sync' in checks['Database schema']['details']
 
-def _two_free_ports():
-    """A port whose next one is free too (worker 0 and worker 1)."""
-    for _ in range(20):
-        with socket.socket() as first:
-            first.bind(('127.0.0.1', 0))
-            port = first.getsockname()[1]
-            with socket.socket() as second:
-                try:
-                    second.bind(('127.0.0.1', port + 1))
-                except OSError:
-                    continue
-                return port
-    pytest.fail('no two consecutive free ports')
-
-
 def _get(port, path):
     url = 'http://127.0.0.1:%d%s' % (port, path)
     try:
@@ -111,7 +96,8 @@ def _states(server):
 
 @pytest.mark.parametrize('backend', ['sqlite'])
 def test_health_and_liveness_before_and_after_a_clean_stop(scheduler):
-    port = _two_free_ports()
+    # worker 0 and worker 1
+    port = servers.free_ports(2)
     server = scheduler(workers=2, options={'prometheus': {'port': port}})
     assert _get(port, '/healthcheck') == (503, 'no host has reported\n')
     workload.push_hosts(server, workload.host_reports(3))

@@ -1,12 +1,12 @@
 """The worker's /metrics endpoint: a scrape shows the recorder's snapshot
 in the Prometheus text format, labelled with host and worker."""
 
-import socket
 import urllib.request
 
 from prometheus_client import parser
 
 from scheduler.service import metrics_endpoint
+from scheduler_bench import servers
 
 SNAPSHOT = {
     'decisions': 7, 'instances': 9, 'claim_conflicts': 2,
@@ -25,9 +25,7 @@ class FakeRecorder:
 
 
 def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+    return servers.free_ports()
 
 
 def _scrape(port):
