@@ -31,8 +31,8 @@ _PLAIN_TYPES = (ovo_fields.Boolean, ovo_fields.Dict, ovo_fields.Float,
                 ovo_fields.StringPattern, ovo_fields.DateTime)
 
 
-#: a UUID as ``uuid.UUID`` writes it (ovo's UUID coercion keeps the
-#: string it is given; other spellings go through it)
+#: a UUID in its hyphenated form, either case (ovo's UUID coercion
+#: keeps the string it is given; other spellings go through it)
 _UUID_FORM = re.compile(r'[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                         r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12}')
 
