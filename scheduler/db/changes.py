@@ -486,12 +486,10 @@ class Change:
                 self.session.execute(_STAMP_AND_BUMP_SOME_PROVIDERS,
                                      params)
             return
-        stamps = list(self._rows)
-        if stamped:
-            stamps.append((P, P.c.id.in_(stamped)))
-        if postgresql and len(stamps) == 1:
+        if postgresql and len(self._rows) + bool(stamped) == 1:
             # one round trip: the bump as a CTE of the stamp
-            table, condition = stamps[0]
+            table, condition = (self._rows[0] if self._rows
+                                else (P, P.c.id.in_(stamped)))
             bump = _bump_statement(stripe).returning(STRIPE.c.seq).cte()
             self.session.execute(
                 sa.update(table).where(condition).add_cte(bump)

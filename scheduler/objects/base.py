@@ -50,6 +50,15 @@ _KEPT_AS_IS = {
 }
 
 
+def _dict_element(field):
+    """The element field of a dict field whose values ``_KEPT_AS_IS``
+    knows; None for any other field."""
+    if type(field._type) is not ovo_fields.Dict:
+        return None
+    element = field._type._element_type
+    return element if type(element._type) in _KEPT_AS_IS else None
+
+
 @functools.lru_cache(maxsize=None)
 def _coercion(field):
     """``field.coerce``, or a function that returns the same value
@@ -67,11 +76,10 @@ def _coercion(field):
                 return value
             return field.coerce(obj, name, value)
         return scalar
-    element = (field._type._element_type
-               if type(field._type) is ovo_fields.Dict else None)
-    element_kept = element and _KEPT_AS_IS.get(type(element._type))
-    if element_kept is None:
+    element = _dict_element(field)
+    if element is None:
         return field.coerce
+    element_kept = _KEPT_AS_IS[type(element._type)]
 
     def mapping(obj, name, value):
         if type(value) is not dict or not all(
@@ -99,8 +107,7 @@ def _to_primitive(field):
     copy)."""
     if type(field._type) in _KEPT_AS_IS:
         return _as_is
-    if type(field._type) is ovo_fields.Dict and type(
-            field._type._element_type._type) in _KEPT_AS_IS:
+    if _dict_element(field) is not None:
         return _plain_dict
     return field.to_primitive
 
