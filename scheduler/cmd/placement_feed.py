@@ -25,6 +25,7 @@ from scheduler.client import SchedulerClient
 from scheduler.conf import placement_feed as feed_conf
 from scheduler.context import RequestContext
 from scheduler.placement_feed import feed as feed_mod
+from scheduler.placement_feed import nova_hosts
 from scheduler.placement_feed import reader
 from scheduler import version
 
@@ -40,11 +41,15 @@ def build_feed(conf, client):
     group = conf.placement_feed
     ctxt = RequestContext(user_id=PROG, project_id='service',
                           roles=['service'])
+    placement = reader.adapter_from_conf(conf)
+    nova = nova_hosts.adapter_from_conf(conf, placement.session)
     return feed_mod.PlacementFeed(
-        reader.PlacementReader(reader.adapter_from_conf(conf)), client,
+        reader.PlacementReader(placement), client,
         ctxt, push_aggregates=group.push_aggregates,
         resend_interval=group.resend_interval,
-        read_concurrency=group.read_concurrency)
+        read_concurrency=group.read_concurrency,
+        usage_sweep_interval=group.usage_sweep_interval,
+        hosts=nova_hosts.NovaHosts(nova) if nova else None)
 
 
 def run_cycle(feed):
@@ -55,8 +60,9 @@ def run_cycle(feed):
         LOG.exception('placement feed cycle failed; retrying next cycle')
         return None
     LOG.info('placement feed cycle: %d requests, %d providers read, %d '
-             'reports sent, %d resent, %d aggregates, %.3f s',
-             cycle.requests, cycle.read, cycle.reported, cycle.resent,
+             'usages swept, %d reports sent, %d resent, %d aggregates, '
+             '%.3f s', cycle.requests, cycle.read, cycle.swept,
+             cycle.reported, cycle.resent,
              cycle.aggregates, cycle.seconds)
     return cycle
 

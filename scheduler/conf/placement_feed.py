@@ -50,6 +50,40 @@ feed_opts = [
                       'Placement: the scheduler counts a host as down when '
                       'its last report is older than [scheduler] '
                       'service_down_time, so keep this well below it.'),
+    cfg.FloatOpt('usage_sweep_interval',
+                 default=60.0,
+                 min=0.0,
+                 help='Seconds within which every provider\'s usages are '
+                      'read again even though its generation did not '
+                      'move: Placement moves no generation when '
+                      'allocations are deleted (an instance deleted, a '
+                      'move confirmed or reverted), so without this sweep '
+                      'the capacity they free never reaches the scheduler. '
+                      'The reads are spread over the cycles (one request '
+                      'per provider: N providers cost N / '
+                      'usage_sweep_interval requests per second). 0 reads '
+                      'every provider\'s usages on every cycle (small '
+                      'clouds, tests). Related options: interval.'),
+    cfg.BoolOpt('resolve_compute_hosts',
+                default=True,
+                help='Ask Nova\'s API (GET /os-hypervisors/<uuid>, '
+                     'microversion 2.53, once per provider) for the '
+                     'compute service host of each compute node provider, '
+                     'and report the tree under (host, node): Placement '
+                     'names a provider after its node only, while Nova\'s '
+                     'conductor, aggregates and server groups name the '
+                     'service host. The feed\'s user then also needs '
+                     'Nova\'s os_compute_api:os-hypervisors:show rule '
+                     '(admin by default). Off, or when Nova does not '
+                     'answer, a tree is reported under its root '
+                     'provider\'s name, so each compute\'s [DEFAULT] host '
+                     'must equal its hypervisor hostname. Related options: '
+                     'compute_endpoint_override.'),
+    cfg.StrOpt('compute_endpoint_override',
+               help='The URL of Nova\'s API (e.g. '
+                    'http://nova.example.org/compute/v2.1) when it is not '
+                    'taken from the service catalog (service type '
+                    'compute). Related options: resolve_compute_hosts.'),
     cfg.IntOpt('read_concurrency',
                default=1,
                min=1,

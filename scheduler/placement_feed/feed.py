@@ -10,18 +10,25 @@ and returns a ``Cycle`` with what it cost and did:
    aggregates or parent, and on every allocation against it, so an
    unchanged generation means nothing to read. ``read_concurrency``
    providers are read at a time (threads; 1: one after the other);
-3. a tree (``tree``) is *dirty* when a member was read, appeared, went
+3. the usage sweep: Placement moves no generation when allocations are
+   deleted (``DELETE /allocations/{consumer}``, or a ``PUT`` that moves
+   a consumer's allocations off a provider), so freed capacity is
+   invisible to step 2. Every provider's usages are read again (one
+   request) at least every ``usage_sweep_interval`` seconds, the oldest
+   first, spread evenly over the cycles (0: every provider every cycle);
+   a provider whose usages differ dirties its tree;
+4. a tree (``tree``) is *dirty* when a member was read, appeared, went
    away or moved to another tree; each dirty tree whose members are all
    read is folded into one report, sent with ``update_resource_stats``
    under its root provider's name when it differs from the last one
    sent. Dirty trees stay dirty until sent, so a cycle cut short by an
    error loses nothing;
-4. a tree whose root is gone gets its last report once more, with
+5. a tree whose root is gone gets its last report once more, with
    ``disabled``, and is forgotten;
-5. reports sent more than ``resend_interval`` seconds ago are sent again
+6. reports sent more than ``resend_interval`` seconds ago are sent again
    from memory (no request), so the scheduler keeps counting the host as
    reporting;
-6. with ``push_aggregates``, the aggregates whose member hosts changed
+7. with ``push_aggregates``, the aggregates whose member hosts changed
    are sent with ``update_aggregates`` (membership only, ``name`` the
    UUID), and those left without members with ``delete_aggregate``.
 
@@ -36,6 +43,7 @@ and skipped. The feed holds every provider's last read in memory.
 
 import concurrent.futures
 import dataclasses
+import math
 import time
 
 from oslo_log import log as logging
@@ -54,6 +62,7 @@ class Cycle:
     """What one cycle cost and did."""
     requests: int = 0
     read: int = 0
+    swept: int = 0
     reported: int = 0
     resent: int = 0
     aggregates: int = 0
@@ -64,7 +73,8 @@ class PlacementFeed:
 
     def __init__(self, reader, client, ctxt, push_aggregates=True,
                  resend_interval=30.0, clock=time.monotonic,
-                 read_concurrency=1):
+                 read_concurrency=1, usage_sweep_interval=60.0,
+                 hosts=None):
         if read_concurrency < 1:
             raise ValueError('read_concurrency must be 1 or more, got %r'
                              % read_concurrency)
@@ -74,6 +84,8 @@ class PlacementFeed:
         self.ctxt = ctxt
         self.push_aggregates = push_aggregates
         self.resend_interval = resend_interval
+        self.usage_sweep_interval = usage_sweep_interval
+        self.hosts = hosts
         self.clock = clock
         self._read = {}        # provider uuid -> reader.Provider
         self._listed = {}      # provider uuid -> reader.Listed
@@ -82,6 +94,8 @@ class PlacementFeed:
         self._members = {}     # aggregate uuid -> frozenset of host names
         self._skipped = set()  # names already logged as not accepted
         self._aggregates_due = False
+        self._usages_read = {}  # provider uuid -> when its usages were read
+        self._last_cycle = None
 
     def run_cycle(self):
         started, requests = self.clock(), self.reader.requests
@@ -90,6 +104,8 @@ class PlacementFeed:
         self._mark_moves(listing)
         self._listed = listing
         cycle.read = self._read_changed()
+        cycle.swept = self._sweep_usages(started)
+        self._last_cycle = started
         cycle.reported = self._report_dirty()
         cycle.reported += self._report_gone()
         cycle.resent = self._resend()
@@ -121,9 +137,35 @@ class PlacementFeed:
             if provider is None:
                 continue
             self._read[listed.uuid] = provider
+            self._usages_read[listed.uuid] = self.clock()
             self._dirty.add(listed.root_uuid)
             count += 1
         return count
+
+    def _sweep_usages(self, now):
+        """Read again the usages of the providers read longest ago
+        (module docstring, step 3); how many were read."""
+        for uuid in set(self._usages_read) - set(self._read):
+            del self._usages_read[uuid]
+        due = sorted((at, uuid) for uuid, at in self._usages_read.items()
+                     if at <= now - self.usage_sweep_interval)
+        if self.usage_sweep_interval and self._last_cycle is not None:
+            # this cycle's share of one sweep over every provider
+            share = len(self._read) * (now - self._last_cycle) / \
+                self.usage_sweep_interval
+            due = due[:max(1, math.ceil(share))]
+        for _, uuid in due:
+            provider = self._read[uuid]
+            try:
+                usages = self.reader.read_usages(uuid)
+            except reader_mod.ProviderGone:
+                continue
+            self._usages_read[uuid] = self.clock()
+            if usages != provider.usages:
+                self._read[uuid] = dataclasses.replace(provider,
+                                                       usages=usages)
+                self._dirty.add(provider.listed.root_uuid)
+        return len(due)
 
     def _read_one(self, listed):
         """The provider's four reads; None if it went away."""
@@ -175,9 +217,15 @@ class PlacementFeed:
             self._log_skipped(members[0].listed.name, skipped)
             last = self._sent.get(root)
             if last is None or last[1] != stats:
-                count += self._send(root, members[0].listed.name, stats)
+                count += self._send(root, self._name(members[0].listed),
+                                    stats)
             self._dirty.discard(root)   # only once sent: see _send
         return count
+
+    def _name(self, root):
+        """The report's name of the tree of ``root`` (step 4)."""
+        host = self.hosts.host_of(root.uuid) if self.hosts else None
+        return root.name if host is None else (host, root.name)
 
     def _report_gone(self):
         count = 0
@@ -216,7 +264,7 @@ class PlacementFeed:
         for provider in self._read.values():
             sent = self._sent.get(provider.listed.root_uuid)
             for agg in provider.aggregates if sent else ():
-                members.setdefault(agg, set()).add(sent[0])
+                members.setdefault(agg, set()).add(_host(sent[0]))
         changed = [{'uuid': agg, 'name': agg, 'hosts': sorted(hosts),
                     'metadata': {}}
                    for agg, hosts in sorted(members.items())
@@ -238,3 +286,8 @@ class PlacementFeed:
             LOG.warning('provider %s: left out names the scheduler does '
                         'not accept: %s', name, ', '.join(sorted(new)))
             self._skipped |= new
+
+
+def _host(name):
+    """The host of a report's name (``host`` or ``(host, node)``)."""
+    return name if isinstance(name, str) else name[0]

@@ -9,7 +9,8 @@ in ``requests``:
   ``Listed(uuid, name, generation, parent_uuid, root_uuid)``;
 * ``read_provider(listed)``: four requests (inventories, usages, traits,
   aggregates), a ``Provider`` with the listed generation; a provider
-  deleted since the listing raises ``ProviderGone``.
+  deleted since the listing raises ``ProviderGone``;
+* ``read_usages(uuid)``: one request, the provider's usages.
 
 The count is kept under a lock: the feed may read several providers at
 once from threads (``[placement_feed] read_concurrency``), which the
@@ -103,6 +104,11 @@ class PlacementReader:
                        root_uuid=rp.get('root_provider_uuid') or rp['uuid'])
                 for rp in self._get('/resource_providers')
                 ['resource_providers']]
+
+    def read_usages(self, uuid):
+        """One provider's usages, from one request (the usage sweep:
+        Placement moves no generation when allocations are deleted)."""
+        return self._get('/resource_providers/%s/usages' % uuid)['usages']
 
     def read_provider(self, listed):
         """The four reads of one provider (module docstring)."""

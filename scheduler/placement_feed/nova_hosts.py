@@ -1,0 +1,81 @@
+"""The Nova compute service host of each compute node provider.
+
+Placement names a compute node's provider after the node (its
+``hypervisor_hostname``), and knows nothing of the compute *service*
+host: ``nova-compute`` on host ``compute1`` may run node ``fake-mini``,
+and every ironic node's provider is named after the node's UUID. Nova's
+conductor casts a build to ``Selection.service_host``, and aggregates,
+server groups, ``force_hosts`` and ``ignore_hosts`` all name service
+hosts, so the feed reports each tree under ``(host, node)``.
+
+``NovaHosts(http)`` wraps anything with keystoneauth1's
+``Adapter.get(url, microversion=..., raise_exc=False)`` on Nova's API
+(``adapter_from_conf``: the session of ``[placement_feed]``, service
+type ``compute``, ``[placement_feed] compute_endpoint_override``).
+``host_of(uuid)`` reads ``GET /os-hypervisors/{uuid}`` at microversion
+2.53 (where a hypervisor's id is its compute node UUID, which is its
+provider's UUID) once per provider, and remembers the answer. A
+provider Nova does not know (404: a sharing or network provider) has no
+service host (None: its report is named after the provider). An answer
+that cannot be read (Nova unreachable, 403 for a user without Nova's
+``os_compute_api:os-hypervisors:show`` rule) is logged once per status
+and gives None for now; the provider is asked again next time.
+"""
+
+from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1 import loading as ks_loading
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+MICROVERSION = '2.53'
+
+
+def adapter_from_conf(conf, session):
+    """A keystoneauth1 adapter on Nova's API, in ``[placement_feed]``'s
+    ``session``; None when ``[placement_feed] resolve_compute_hosts`` is
+    off."""
+    group = conf.placement_feed
+    if not group.resolve_compute_hosts:
+        return None
+    return ks_loading.load_adapter_from_conf_options(
+        conf, 'placement_feed', session=session, service_type='compute',
+        endpoint_override=group.compute_endpoint_override or None)
+
+
+class NovaHosts:
+
+    def __init__(self, http):
+        self.http = http
+        self.requests = 0
+        self._hosts = {}      # provider uuid -> service host or None
+        self._logged = set()  # statuses already logged
+
+    def host_of(self, uuid):
+        """The service host of provider ``uuid`` (module docstring)."""
+        if uuid in self._hosts:
+            return self._hosts[uuid]
+        self.requests += 1
+        try:
+            response = self.http.get('/os-hypervisors/%s' % uuid,
+                                     microversion=MICROVERSION,
+                                     raise_exc=False)
+        except ks_exceptions.ClientException as exc:
+            self._log_once(type(exc).__name__, exc)
+            return None
+        if response.status_code == 404:
+            self._hosts[uuid] = None
+            return None
+        if response.status_code != 200:
+            self._log_once(response.status_code,
+                           getattr(response, 'text', '')[:200])
+            return None
+        host = response.json()['hypervisor']['service']['host']
+        self._hosts[uuid] = host
+        return host
+
+    def _log_once(self, status, detail):
+        if status not in self._logged:
+            self._logged.add(status)
+            LOG.warning('Nova\'s API did not name the compute service host '
+                        'of a provider (%s: %s); its report is named after '
+                        'the provider until it does', status, detail)
