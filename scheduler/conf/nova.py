@@ -36,8 +36,11 @@ nova_opts = [
                default='scheduler',
                help='The topic Nova\'s clients call (nova.scheduler.rpcapi '
                     'RPC_TOPIC, "scheduler"). It must differ from this '
-                    'scheduler\'s [scheduler] topic if both use one '
-                    'exchange.'),
+                    'scheduler\'s [scheduler] topic and report topic, '
+                    'whatever the exchanges: RabbitMQ names a topic\'s '
+                    'queue after the topic alone, so with [nova] enabled '
+                    'set [scheduler] topic to another name (e.g. '
+                    'scheduler_v1); a worker refuses to start otherwise.'),
     cfg.StrOpt('cell_uuid',
                regex=UUID_PATTERN,
                help='The UUID of the Nova cell the hosts are in ("nova-'

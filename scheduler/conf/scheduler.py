@@ -61,7 +61,9 @@ scheduler_opts = [
                default='scheduler',
                help='RPC topic the scheduler workers consume and the '
                     'client sends to. Every scheduler and every client of '
-                    'one cloud must use the same value.'),
+                    'one cloud must use the same value. With [nova] '
+                    'enabled it must differ from [nova] topic (Nova\'s '
+                    '"scheduler"): use e.g. scheduler_v1.'),
     cfg.StrOpt('report_topic',
                help='RPC topic of the reports trackers cast '
                     '(update_resource_stats, update/delete/sync of instance '

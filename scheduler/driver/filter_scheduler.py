@@ -596,14 +596,18 @@ def _group_allows(request, table, row):
 
 def _server_group(request, store):
     """The request's server group as placed so far (None without one):
-    members placed by claims, or reported by trackers."""
+    members placed by claims, or reported by trackers, the request's own
+    instances left out."""
     group = request.spec.get('instance_group')
     if group is None or not group.get('policy'):
         return None
     placed = (store.group_member_hosts(group.uuid) if group.get('uuid')
               else {})
-    reported = store.reported_members(group.get('members') or ())
-    return GroupPlacement.from_group(group, placed, reported)
+    members = group.get('members') or ()
+    reported = store.reported_members(members)
+    moving = not store.consumers.isdisjoint(members)
+    return GroupPlacement.from_group(group, placed, reported,
+                                     listed_hosts=not moving)
 
 
 def _names(table, rows):

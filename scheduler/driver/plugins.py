@@ -106,8 +106,9 @@ class StoredData:
 
     def __init__(self, db, consumers=()):
         self._db = db
-        # the request's own instances: a reschedule must not count itself
-        self._consumers = tuple(consumers)
+        #: the request's own instances: a reschedule or a move must not
+        #: count itself
+        self.consumers = frozenset(consumers)
 
     def instance_hosts(self, instance_uuids):
         """Frozenset of the hosts that run (as their trackers report) or
@@ -118,11 +119,15 @@ class StoredData:
         """Counter of host -> members of server group ``group_uuid``
         that claims placed there, the request's own instances left out."""
         return db_groups.member_hosts(self._db, group_uuid,
-                                      exclude_consumers=self._consumers)
+                                      exclude_consumers=tuple(
+                                          self.consumers))
 
     def reported_members(self, instance_uuids):
-        """host -> how many of ``instance_uuids`` its tracker reports."""
-        return db_instances.count_by_host(self._db, instance_uuids)
+        """host -> how many of ``instance_uuids`` its tracker reports,
+        the request's own instances left out."""
+        return db_instances.count_by_host(
+            self._db, [uuid for uuid in instance_uuids
+                       if uuid not in self.consumers])
 
 
 def preload(pipeline, request, store):

@@ -3,7 +3,9 @@
 Built per planning attempt from the members the database knows: placed by
 earlier claims, or reported on a host by its tracker (as nova counts them:
 the group's members among the host's instances), and at least one on each
-host the caller lists; every instance placed by
+host the caller lists, unless the request moves one of the group's own
+members (a resize, migration, rebuild: nova lists that member's host too,
+and an instance never counts against itself); every instance placed by
 the request is added, so the instances of one multi-instance request
 respect the policy among themselves too.
 
@@ -31,7 +33,10 @@ class GroupPlacement:
         self.max_per_host = max_per_host
 
     @classmethod
-    def from_group(cls, group, placed_hosts, reported_members=None):
+    def from_group(cls, group, placed_hosts, reported_members=None,
+                   listed_hosts=True):
+        """``listed_hosts``: count the hosts the caller lists (module
+        docstring)."""
         policy = group.get('policy')
         max_per_host = int(group.get('rules', {}).get(
             'max_server_per_host', '1'))
@@ -39,7 +44,7 @@ class GroupPlacement:
         # a member both claimed and reported must count once
         for host, count in (reported_members or {}).items():
             hosts[host] = max(hosts[host], count)
-        for host in group.get('hosts', []):
+        for host in group.get('hosts', []) if listed_hosts else ():
             hosts[host] = max(hosts[host], 1)
         return cls(group.get('uuid'), policy, hosts, max_per_host)
 

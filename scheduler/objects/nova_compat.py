@@ -122,6 +122,10 @@ def instance_group(value, path):
             value.get('policies'):
         # groups made before nova's InstanceGroup 1.11 carry a list
         value = dict(value, policy=list(value['policies'])[0])
+    if isinstance(value, dict) and value.get('_rules') and \
+            not value.get('rules'):
+        # nova's InstanceGroup 1.11+ carries its rules as _rules
+        value = dict(value, rules=value['_rules'])
     value = _known_fields(value, GROUP_IGNORED, path)
     if not isinstance(value, dict):
         return value

@@ -95,6 +95,7 @@ class PlacementFeed:
         self._skipped = set()  # names already logged as not accepted
         self._aggregates_due = False
         self._usages_read = {}  # provider uuid -> when its usages were read
+        self._not_serving = set()  # service hosts Nova says do not serve
         self._last_cycle = None
 
     def run_cycle(self):
@@ -105,6 +106,7 @@ class PlacementFeed:
         self._listed = listing
         cycle.read = self._read_changed()
         cycle.swept = self._sweep_usages(started)
+        self._read_services()
         self._last_cycle = started
         cycle.reported = self._report_dirty()
         cycle.reported += self._report_gone()
@@ -214,13 +216,30 @@ class PlacementFeed:
         for root, members in self._trees(self._dirty).items():
             skipped = set()
             stats = tree.report(members, skipped)
+            name = self._name(members[0].listed)
+            if _host(name) in self._not_serving:
+                stats = dict(stats, disabled=True)
             self._log_skipped(members[0].listed.name, skipped)
             last = self._sent.get(root)
             if last is None or last[1] != stats:
-                count += self._send(root, self._name(members[0].listed),
-                                    stats)
+                count += self._send(root, name, stats)
             self._dirty.discard(root)   # only once sent: see _send
         return count
+
+    def _read_services(self):
+        """Dirty the trees whose host started or stopped serving."""
+        if self.hosts is None:
+            return
+        serving = self.hosts.serving()
+        if serving is None:
+            return
+        roots = {uuid: self.hosts.host_of(uuid) for uuid, listed in
+                 self._listed.items() if listed.root_uuid == uuid}
+        not_serving = set(roots.values()) - serving - {None}
+        changed = not_serving ^ self._not_serving
+        self._not_serving = not_serving
+        self._dirty.update(root for root, host in roots.items()
+                           if host in changed)
 
     def _name(self, root):
         """The report's name of the tree of ``root`` (step 4)."""

@@ -1,4 +1,4 @@
-"""The Nova compute service host of each compute node provider.
+"""Nova's compute services: each provider's service host, and which serve.
 
 Placement names a compute node's provider after the node (its
 ``hypervisor_hostname``), and knows nothing of the compute *service*
@@ -20,6 +20,13 @@ service host (None: its report is named after the provider). An answer
 that cannot be read (Nova unreachable, 403 for a user without Nova's
 ``os_compute_api:os-hypervisors:show`` rule) is logged once per status
 and gives None for now; the provider is asked again next time.
+
+``serving()`` reads ``GET /os-services?binary=nova-compute`` (one
+request) and returns the set of hosts whose compute service is enabled,
+up (as Nova's service group sees it) and not forced down, as
+nova-scheduler's ``ComputeFilter`` asks of each host; None when Nova did
+not answer (the caller keeps what it knew). A host missing from the list
+(its service deleted) does not serve.
 """
 
 from keystoneauth1 import exceptions as ks_exceptions
@@ -73,9 +80,29 @@ class NovaHosts:
         self._hosts[uuid] = host
         return host
 
+    def serving(self):
+        """The hosts whose compute service serves (module docstring)."""
+        self.requests += 1
+        try:
+            response = self.http.get('/os-services?binary=nova-compute',
+                                     microversion=MICROVERSION,
+                                     raise_exc=False)
+        except ks_exceptions.ClientException as exc:
+            self._log_once(type(exc).__name__, exc)
+            return None
+        if response.status_code != 200:
+            self._log_once(response.status_code,
+                           getattr(response, 'text', '')[:200])
+            return None
+        return {service['host'] for service in response.json()['services']
+                if service.get('status') == 'enabled' and
+                service.get('state') == 'up' and
+                not service.get('forced_down')}
+
     def _log_once(self, status, detail):
         if status not in self._logged:
             self._logged.add(status)
-            LOG.warning('Nova\'s API did not name the compute service host '
-                        'of a provider (%s: %s); its report is named after '
-                        'the provider until it does', status, detail)
+            LOG.warning('Nova\'s API did not answer the feed (%s: %s): '
+                        'reports are named after their provider and its '
+                        'services\' states are not read until it does',
+                        status, detail)

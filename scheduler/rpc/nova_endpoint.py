@@ -86,6 +86,20 @@ class NovaEndpoint:
                             filter_properties=None, spec_obj=None,
                             instance_uuids=None, return_objects=False,
                             return_alternates=False):
+        try:
+            return self._select(ctxt, request_spec, filter_properties,
+                                spec_obj, instance_uuids, return_objects,
+                                return_alternates)
+        except exception.NoValidHost as exc:
+            # nova shows the reason to the instance's owner (the fault):
+            # nova-scheduler's words, the diagnosis (host names) logged
+            LOG.info('NoValidHost answered to nova (request %s): %s',
+                     getattr(ctxt, 'request_id', None), exc.reason)
+            raise nova_wire.NoValidHost(nova_wire.NO_VALID_HOST_REASON) \
+                from None
+
+    def _select(self, ctxt, request_spec, filter_properties, spec_obj,
+                instance_uuids, return_objects, return_alternates):
         spec = nova_wire.request_spec(spec_obj, request_spec,
                                       filter_properties, self.cell_uuid)
         uuids = nova_wire.consumers(spec, instance_uuids,
@@ -189,12 +203,17 @@ def check_options(conf):
             reason='[nova] cell_uuid must be the UUID of the Nova cell of '
             'the hosts ("nova-manage cell_v2 list_cells") when [nova] '
             'enabled is true, got %r' % (conf.nova.cell_uuid,))
-    if conf.nova.exchange == conf.control_exchange and \
-            conf.nova.topic == conf.scheduler.topic:
+    own = (conf.scheduler.topic, sched_conf.scheduler.report_topic(conf))
+    if conf.nova.topic in own:
         raise exception.ConfigInvalid(
-            reason='[nova] topic %r is [scheduler] topic on the same '
-            'exchange %r: the two APIs need two queues' %
-            (conf.nova.topic, conf.nova.exchange))
+            reason='[nova] topic %r is also this scheduler\'s own topic '
+            '([scheduler] topic %r, reports on %r): RabbitMQ names a '
+            'topic\'s queue and fanout exchange after the topic alone, '
+            'whatever the exchange, so nova\'s calls and the scheduler\'s '
+            'own would share one queue. Set [scheduler] topic to another '
+            'name (e.g. scheduler_v1) here and in every client of the '
+            'scheduler\'s own API (trackers, scheduler-placement-feed)'
+            % ((conf.nova.topic,) + own))
     if conf.nova.placement_write_back and not conf.placement_feed.auth_type:
         raise exception.ConfigInvalid(
             reason='[nova] placement_write_back needs Placement\'s '

@@ -75,6 +75,10 @@ ARGUMENTS = {
 }
 
 
+#: nova-scheduler's reason, which nova shows the instance's owner
+NO_VALID_HOST_REASON = 'There are not enough hosts available.'
+
+
 class NoValidHost(exception.NoValidHost):
     """Sent as ``nova.exception.NoValidHost(reason=...)``: oslo.messaging
     names a remote exception by its class's module and name, and nova's

@@ -39,6 +39,7 @@ from scheduler.db import api as db_api
 from scheduler.db import migration
 from scheduler.driver import plugins
 from scheduler.rpc import messaging
+from scheduler.rpc import nova_endpoint
 from scheduler.rpc import policy
 from scheduler.service import broker_tls
 from scheduler.service import masking
@@ -105,6 +106,8 @@ def check_configuration(conf):
     """Everything a worker builds from ``conf`` alone (module docstring):
     raises ``cfg.Error`` or a ``SchedulerException``."""
     check_config(conf)
+    if conf.nova.enabled:
+        nova_endpoint.check_options(conf)
     plugins.load_filters(conf)
     plugins.load_weighers(conf)
     policy.check_policy_file(conf)

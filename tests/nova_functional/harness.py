@@ -167,8 +167,7 @@ def config_text(test, directory):
     from nova import test as nova_test
     nova_conf = nova.conf.CONF
     options, findings = nova_options.scheduler_options(
-        nova_conf, _names(plugins.FILTER_NAMESPACE),
-        _names(plugins.WEIGHER_NAMESPACE))
+        nova_conf, _names(plugins.FILTER_NAMESPACE), _multipliers())
     for finding in findings:
         LOG.warning('nova option without counterpart: %s', finding)
     cell = test.cell_mappings[nova_test.CELL1_NAME].uuid
@@ -205,6 +204,12 @@ def _names(namespace):
     """The plugin names of ``namespace`` (entry points), in order."""
     return sorted({point.name for point in
                    importlib_metadata.entry_points(group=namespace)})
+
+
+def _multipliers():
+    """Each weigher's name -> its multiplier option (or None)."""
+    return {point.name: point.load().multiplier_option for point in
+            importlib_metadata.entry_points(group=plugins.WEIGHER_NAMESPACE)}
 
 
 class SchedulerService(fixtures.Fixture):

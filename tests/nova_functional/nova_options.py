@@ -15,7 +15,9 @@ The mapping is the table in doc/source/nova-functional.rst:
   always added (nova-scheduler does both through Placement: allocation
   candidates and its availability-zone pre-filter);
 * ``[filter_scheduler] weight_classes``: ``all_weighers`` is every
-  weigher of this scheduler, a class path its class name;
+  weigher of this scheduler, a class path its class name; a weigher
+  whose multiplier nova has at 0 is left out (nova weighs it as nothing,
+  this scheduler refuses a zero multiplier at start-up);
 * the multipliers and filter settings of the same name in
   ``[filter_scheduler]``, and ``[scheduler] max_attempts``, as they are.
 """
@@ -50,8 +52,9 @@ NO_COUNTERPART = {
 
 
 def scheduler_options(nova_conf, filters, weighers):
-    """``(options, findings)`` (module docstring); ``filters`` and
-    ``weighers`` are the plugin names this scheduler has."""
+    """``(options, findings)`` (module docstring); ``filters`` are the
+    filter names this scheduler has, ``weighers`` its weighers' names,
+    each with its multiplier option (or None)."""
     nova_fs = nova_conf.filter_scheduler
     findings = []
     enabled = list(ALWAYS_FILTERS)
@@ -61,11 +64,11 @@ def scheduler_options(nova_conf, filters, weighers):
                             'counterpart; left out' % name)
         elif name not in enabled:
             enabled.append(name)
-    group = {'enabled_filters': enabled,
-             'enabled_weighers': _weighers(nova_fs.weight_classes,
-                                           weighers, findings)}
-    for name in SAME_FILTER_SCHEDULER:
-        group[name] = nova_fs[name]
+    group = {name: nova_fs[name] for name in SAME_FILTER_SCHEDULER}
+    group['metrics_weight_multiplier'] = nova_conf.metrics.weight_multiplier
+    group['enabled_filters'] = enabled
+    group['enabled_weighers'] = _weighers(nova_fs.weight_classes, weighers,
+                                          group, findings)
     for nova_group, names in NO_COUNTERPART.items():
         for name in names:
             where = nova_conf.get_location(name, nova_group)
@@ -78,7 +81,7 @@ def scheduler_options(nova_conf, filters, weighers):
     return options, findings
 
 
-def _weighers(classes, weighers, findings):
+def _weighers(classes, weighers, group, findings):
     enabled = []
     for path in classes:
         if path == ALL_WEIGHERS:
@@ -89,6 +92,9 @@ def _weighers(classes, weighers, findings):
             if name not in weighers:
                 findings.append('[filter_scheduler] weight_classes: %s has '
                                 'no counterpart; left out' % path)
+            elif group.get(weighers[name]) == 0:
+                findings.append('%s: multiplier 0 (%s); left out' %
+                                (name, weighers[name]))
             elif name not in enabled:
                 enabled.append(name)
     return enabled

@@ -148,6 +148,22 @@ def test_rescheduling_a_member_does_not_count_itself(db, driver):
     assert db_groups.member_hosts(db, GROUP) == {'h1': 1, 'h2': 1}
 
 
+def test_a_member_moved_is_not_counted_against_itself(db, driver):
+    # nova's resize of C[1] (allow_resize_to_same_host): the members are
+    # reported on their hosts, and nova lists both hosts in the group; h2
+    # holds C[1] only, which is the instance being moved
+    _hosts(db, 'h1', 'h2')
+    _report_instance(db, 'h1', C[0])
+    _report_instance(db, 'h2', C[1])
+    group = objects.InstanceGroup(uuid=GROUP, policy='anti-affinity',
+                                  members=C[:2], hosts=['h1', 'h2'])
+    assert _select(driver, C[1:2], group) == ['h2']
+    # a new member still counts both
+    group.members = C[:2]
+    with pytest.raises(exception.NoValidHost):
+        _select(driver, C[2:3], group)
+
+
 def test_max_server_per_host(db, driver):
     _hosts(db, 'h1', 'h2')
     group = _group('anti-affinity', max_server_per_host='2')

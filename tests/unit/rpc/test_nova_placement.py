@@ -127,21 +127,26 @@ def test_refused_then_replanned_on_another_host(nova_with, db):
 
 @pytest.mark.parametrize('replans', [nova_placement.REPLANS, 1])
 def test_refused_every_time_is_no_valid_host_and_no_claim(nova_with, db,
-                                                          replans):
+                                                          replans, caplog):
+    caplog.set_level('INFO')
     placement = FakePlacement(puts=[Response(409, CONFLICT)] * 5)
     nova = nova_with(placement)
     nova.write_back.replans = replans
-    with pytest.raises(nova_wire.NoValidHost, match='capacity exceeded'):
+    with pytest.raises(nova_wire.NoValidHost):
         _boot(nova)
+    assert 'capacity exceeded' in caplog.text
     # two hosts: each refused once, then none left, or no plan left
     assert len(placement.calls('put')) == 2
     assert claims.list_allocations(db) == []
 
 
-def test_placement_down_is_no_valid_host_without_a_new_plan(nova_with, db):
+def test_placement_down_is_no_valid_host_without_a_new_plan(nova_with, db,
+                                                            caplog):
+    caplog.set_level('INFO')
     placement = FakePlacement(fail=ks_exc.ConnectFailure('refused'))
-    with pytest.raises(nova_wire.NoValidHost, match='refused'):
+    with pytest.raises(nova_wire.NoValidHost):
         _boot(nova_with(placement))
+    assert 'refused' in caplog.text
     assert len(placement.calls('put')) == 1
     assert claims.list_allocations(db) == []
 
@@ -227,6 +232,7 @@ def test_write_back_needs_placement_options(conf, manager,  # noqa: F811
                                             transport):
     conf.set_override('enabled', True, 'nova')
     conf.set_override('cell_uuid', CELL, 'nova')
+    conf.set_override('topic', 'scheduler_v1', 'scheduler')
     with pytest.raises(Exception, match='placement_write_back'):
         nova_endpoint.servers(conf, transport, manager)
     conf.set_override('auth_type', 'none', 'placement_feed')
