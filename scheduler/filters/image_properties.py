@@ -7,8 +7,10 @@ Image properties read (the legacy name in brackets is accepted too):
   one of its ``supported_instances`` ``[arch, hv_type, vm_mode]`` triples
   has every requested value at its place. Values are compared lower-case
   after mapping common aliases (``amd64`` is ``x86_64``, ``xapi`` is
-  ``xen``, ``hv`` is ``hvm``...). A host that reports no triples fails
-  any such request.
+  ``xen``, ``hv`` is ``hvm``...). A place the host leaves unsaid (a
+  shorter triple, an empty string: the Placement feed knows a host's
+  architecture from its ``HW_ARCH_*`` trait only) takes any value. A
+  host that reports no triples fails any such request.
 * ``img_hv_requested_version`` (``hypervisor_version_requires``): clauses
   ``<op><version>`` separated by commas, ``op`` one of ``>= > <= < == !=``
   (default ``==``), e.g. ``>=6.0.0,<8.0``. A dotted version is compared
@@ -109,7 +111,8 @@ def _version_ok(host_version, clauses):
 def _supports(supported_instances, triple):
     for offered in supported_instances or ():
         offered = tuple(_canonical(v) for v in offered) + (None,) * 3
-        if all(w is None or w == o for w, o in zip(triple, offered)):
+        if all(w is None or o is None or w == o
+               for w, o in zip(triple, offered)):
             return True
     return False
 

@@ -28,7 +28,12 @@ the root first, is the ``update_resource_stats`` dict of the tree:
 * for a compute tree, nova's classic fields (``vcpus``, ``memory_mb``,
   ``local_gb``, their ``*_used``, ``reserved_host_*`` and allocation
   ratios) from the combined ``VCPU``, ``MEMORY_MB`` and ``DISK_GB``, for
-  the filters and weighers that read nova's HostState numbers.
+  the filters and weighers that read nova's HostState numbers, and
+  ``supported_instances`` as far as Placement tells it: one
+  ``[arch]`` per ``HW_ARCH_<ARCH>`` trait (nova's libvirt driver reports
+  the host's), hypervisor type and VM mode unsaid; ``[[]]`` (nothing
+  said) without such a trait. ``ImagePropertiesFilter`` holds nothing
+  unsaid against a host.
 
 A class or trait name the scheduler does not accept is left out, and
 named in ``skipped`` so the caller can log it once. A tree is a member
@@ -37,6 +42,9 @@ of every aggregate any of its members is in (``feed``).
 
 from scheduler import exception
 from scheduler.model import generic_inventory
+
+#: os-traits' prefix of a host's CPU architecture (HW_ARCH_X86_64 ...)
+ARCH_TRAIT = 'HW_ARCH_'
 
 COMPUTE_CLASSES = frozenset(('VCPU', 'PCPU', 'MEMORY_MB'))
 DISABLED_TRAIT = 'COMPUTE_STATUS_DISABLED'
@@ -130,5 +138,8 @@ def report(members, skipped=None):
              'disabled': DISABLED_TRAIT in traits}
     if kind == 'compute':
         stats.update(_classic_fields(inventories, used))
+        stats['supported_instances'] = [
+            [trait[len(ARCH_TRAIT):].lower()] for trait in traits
+            if trait.startswith(ARCH_TRAIT)] or [[]]
     return stats
 

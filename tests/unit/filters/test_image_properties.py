@@ -15,24 +15,32 @@ HOSTS = hosts.table(
     dict(host='arm', hypervisor_version=None,
          supported_instances=[['aarch64', 'qemu', 'hvm']]),
     dict(host='silent', hypervisor_version=5000000),
+    # fed from Placement: the architecture of its HW_ARCH_* trait only
+    dict(host='fed-arm', hypervisor_version=None,
+         supported_instances=[['aarch64']]),
+    # fed from Placement without an HW_ARCH_* trait: nothing said
+    dict(host='fed', hypervisor_version=None, supported_instances=[[]]),
 )
-ALL = ['kvm', 'xen', 'arm', 'silent']
+ALL = ['kvm', 'xen', 'arm', 'silent', 'fed-arm', 'fed']
 
 CASES = [
     ('no image', None, ALL),
     ('no relevant properties', {'hw_disk_bus': 'virtio'}, ALL),
-    ('architecture', {'hw_architecture': 'x86_64'}, ['kvm', 'xen']),
-    ('architecture alias', {'hw_architecture': 'AMD64'}, ['kvm', 'xen']),
-    ('legacy architecture name', {'architecture': 'aarch64'}, ['arm']),
-    ('i386 is i686', {'hw_architecture': 'i386'}, ['kvm']),
-    ('hypervisor type', {'img_hv_type': 'kvm'}, ['kvm']),
-    ('xapi is xen', {'hypervisor_type': 'xapi'}, ['xen']),
-    ('vm mode', {'hw_vm_mode': 'hvm'}, ['kvm', 'arm']),
-    ('pv is xen', {'vm_mode': 'pv'}, ['xen']),
+    ('architecture', {'hw_architecture': 'x86_64'}, ['kvm', 'xen', 'fed']),
+    ('architecture alias', {'hw_architecture': 'AMD64'},
+     ['kvm', 'xen', 'fed']),
+    ('legacy architecture name', {'architecture': 'aarch64'},
+     ['arm', 'fed-arm', 'fed']),
+    ('i386 is i686', {'hw_architecture': 'i386'}, ['kvm', 'fed']),
+    ('hypervisor type', {'img_hv_type': 'kvm'}, ['kvm', 'fed-arm', 'fed']),
+    ('xapi is xen', {'hypervisor_type': 'xapi'}, ['xen', 'fed-arm', 'fed']),
+    ('vm mode', {'hw_vm_mode': 'hvm'}, ['kvm', 'arm', 'fed-arm', 'fed']),
+    ('pv is xen', {'vm_mode': 'pv'}, ['xen', 'fed-arm', 'fed']),
     ('values must sit in one triple',
-     {'hw_architecture': 'aarch64', 'img_hv_type': 'kvm'}, []),
+     {'hw_architecture': 'aarch64', 'img_hv_type': 'kvm'},
+     ['fed-arm', 'fed']),
     ('all three', {'hw_architecture': 'x86_64', 'img_hv_type': 'xen',
-                   'hw_vm_mode': 'xen'}, ['xen']),
+                   'hw_vm_mode': 'xen'}, ['xen', 'fed']),
     ('version as integer', {'img_hv_requested_version': '>=5000000'},
      ['kvm', 'silent']),
     ('dotted version', {'img_hv_requested_version': '>=6.2'}, ['kvm']),

@@ -234,3 +234,92 @@ def test_failed_cast_is_retried_next_cycle(placement, client, feed):
     assert (cycle.requests, cycle.read, cycle.reported) == (1, 0, 1)
     assert client.reports[-1][1]['used'] == {'VCPU': 2}
     assert cycle.aggregates == 2      # agg-new, and agg-0 without it
+
+
+def _swept_feed(placement, client, clock, sweep):
+    return feed_mod.PlacementFeed(reader.PlacementReader(placement), client,
+                                  ctxt=None, resend_interval=3600.0,
+                                  clock=clock, usage_sweep_interval=sweep)
+
+
+def test_a_deleted_allocation_moves_no_generation_but_is_swept(
+        placement, client, clock):
+    # Placement's DELETE /allocations/{consumer} leaves the generation
+    uuids = _cloud(placement, 4)
+    placement.change(uuids[1], usages={'VCPU': 4})
+    feed = _swept_feed(placement, client, clock, sweep=60.0)
+    feed.run_cycle()
+    del client.reports[:]
+    placement.providers[uuids[1]]['usages'] = {}
+    clock.now += 10
+    assert feed.run_cycle().reported == 0     # not due yet
+    clock.now += 60
+    # due: spread over the cycles, at least this cycle's share
+    cycles = []
+    while not client.reports:
+        cycles.append(feed.run_cycle())
+        clock.now += 10
+        assert len(cycles) < 10
+    name, stats = client.reports[-1]
+    assert (name, stats['vcpus_used']) == ('compute-001', 0)
+    # each cycle reads its share of one sweep, one request per provider
+    assert all(c.requests == 1 + c.swept for c in cycles)
+
+
+def test_usage_sweep_of_zero_reads_every_provider_every_cycle(
+        placement, client, clock):
+    _cloud(placement, 3)
+    feed = _swept_feed(placement, client, clock, sweep=0)
+    feed.run_cycle()
+    cycle = feed.run_cycle()
+    assert (cycle.swept, cycle.requests, cycle.reported) == (3, 4, 0)
+
+
+class FakeNova:
+    """Nova's API: the service host of each provider, and the services."""
+
+    def __init__(self, hosts, serving):
+        self.hosts, self.serving_hosts = hosts, serving
+        self.urls = []
+
+    def get(self, url, microversion=None, raise_exc=True):
+        self.urls.append(url)
+        if url.startswith('/os-services'):
+            return fakes.FakeResponse(200, {'services': [
+                {'host': host, 'status': 'enabled', 'forced_down': False,
+                 'state': 'up' if host in self.serving_hosts else 'down'}
+                for host in set(self.hosts.values())]})
+        host = self.hosts.get(url.rsplit('/', 1)[-1])
+        if host is None:
+            return fakes.FakeResponse(404, {})
+        return fakes.FakeResponse(200, {'hypervisor': {
+            'service': {'host': host}}})
+
+
+def test_reports_name_the_compute_service_host_and_its_state(
+        placement, client, clock):
+    from scheduler.placement_feed import nova_hosts
+    uuids = _cloud(placement, 2)
+    sharing = placement.add('nfs', inventories={
+        'DISK_GB': fakes.inventory(1000)})
+    nova = FakeNova({uuids[0]: 'compute1', uuids[1]: 'compute2'},
+                    serving={'compute1', 'compute2'})
+    feed = feed_mod.PlacementFeed(
+        reader.PlacementReader(placement), client, ctxt=None, clock=clock,
+        hosts=nova_hosts.NovaHosts(nova))
+    feed.run_cycle()
+    names = {name if isinstance(name, str) else tuple(name): stats
+             for name, stats in client.reports}
+    assert set(names) == {('compute1', 'compute-000'),
+                          ('compute2', 'compute-001'), 'nfs'}
+    assert not any(stats['disabled'] for stats in names.values())
+    # one hypervisor read per provider, ever; one services read a cycle
+    assert sum('/os-hypervisors/' in url for url in nova.urls) == 3
+    del client.reports[:]
+    nova.serving_hosts = {'compute1'}          # compute2 went down
+    feed.run_cycle()
+    [(name, stats)] = client.reports
+    assert (tuple(name), stats['disabled']) == (
+        ('compute2', 'compute-001'), True)
+    assert sum('/os-hypervisors/' in url for url in nova.urls) == 3
+    assert sharing

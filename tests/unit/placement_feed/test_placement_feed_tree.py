@@ -78,3 +78,19 @@ def test_storage_root_has_no_classic_fields():
     assert stats['kind'] == 'storage'
     assert 'local_gb' not in stats and stats['used'] == {'DISK_GB': 10}
     objects.ComputeNode.from_stats('pool', 'pool', stats)
+
+
+def test_supported_instances_from_the_arch_trait():
+    placement = fakes.FakePlacement()
+    inventories = {'VCPU': fakes.inventory(8),
+                   'MEMORY_MB': fakes.inventory(4096)}
+    arm = placement.add('arm', inventories=inventories,
+                        traits=['HW_ARCH_AARCH64'])
+    plain = placement.add('plain', inventories=inventories)
+    read = reader.PlacementReader(placement)
+    listed = {rp.uuid: rp for rp in read.list_providers()}
+    assert tree.report([read.read_provider(listed[arm])])[
+        'supported_instances'] == [['aarch64']]
+    # nothing said: ImagePropertiesFilter holds nothing against the host
+    assert tree.report([read.read_provider(listed[plain])])[
+        'supported_instances'] == [[]]
