@@ -3,7 +3,12 @@
     scheduler-placement-feed --config-file /etc/scheduler/scheduler.conf
     python -m scheduler.cmd.placement_feed --config-file ... --once
 
-Runs a cycle of ``scheduler.placement_feed.feed`` every ``[placement_feed]
+First waits until a scheduler worker answers (``get_service_versions``,
+one call per ``[DEFAULT] rpc_response_timeout``): the report topic's queue
+exists only once a worker has declared it, and the broker drops what is
+cast to a topic nobody consumes, so a feed started before the workers
+would lose its first reports until it resends them. Then runs a cycle of
+``scheduler.placement_feed.feed`` every ``[placement_feed]
 interval`` seconds until SIGTERM or SIGINT, logging what each cycle cost
 (requests, providers read, reports sent). A cycle that fails (Placement
 or the broker unreachable, an unexpected answer) is logged and the next
@@ -18,6 +23,7 @@ import sys
 import threading
 
 from oslo_config import cfg
+import oslo_messaging
 from oslo_log import log as logging
 
 from scheduler import conf as sched_conf
@@ -67,6 +73,24 @@ def run_cycle(feed):
     return cycle
 
 
+def wait_for_workers(client, ctxt, stop):
+    """Return once a worker answers (module docstring), or False when
+    ``stop`` was set first."""
+    waiting_logged = False
+    while not stop.is_set():
+        try:
+            client.api.get_service_versions(ctxt)
+            if waiting_logged:
+                LOG.info('scheduler workers answer; feeding')
+            return True
+        except oslo_messaging.MessagingTimeout:
+            if not waiting_logged:
+                LOG.warning('no scheduler worker answers yet; the feed '
+                            'starts once one does')
+                waiting_logged = True
+    return False
+
+
 def run_forever(feed, interval, stop):
     while not stop.is_set():
         cycle = run_cycle(feed)
@@ -101,7 +125,8 @@ def main(argv=None):
         stop = threading.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())
-        run_forever(feed, conf.placement_feed.interval, stop)
+        if wait_for_workers(client, feed.ctxt, stop):
+            run_forever(feed, conf.placement_feed.interval, stop)
         return 0
     finally:
         client.close()
