@@ -8,7 +8,8 @@ GROUP = cfg.OptGroup('filter_scheduler', title='Filter scheduler options')
 filter_scheduler_opts = [
     cfg.ListOpt('enabled_filters',
                 default=['ComputeFilter', 'AvailabilityZoneFilter',
-                         'ResourceFitFilter', 'ComputeCapabilitiesFilter',
+                         'ResourceFitFilter', 'TraitsFilter',
+                         'ComputeCapabilitiesFilter',
                          'ImagePropertiesFilter',
                          'ServerGroupAntiAffinityFilter',
                          'ServerGroupAffinityFilter', 'SameHostFilter',
@@ -127,6 +128,13 @@ filter_scheduler_opts = [
                help='Separator between the namespace and the property name '
                     'in aggregate metadata keys, e.g. "os.hw_architecture" '
                     'with namespace "os".'),
+    cfg.BoolOpt('aggregate_required_for_tenants',
+                default=False,
+                help='AggregateTenantAffinityFilter: a request of a project '
+                     'that no aggregate names in a filter_tenant_id key '
+                     'fits no host (nova\'s [scheduler] '
+                     'placement_aggregate_required_for_tenants). False: it '
+                     'fits any host. Related options: enabled_filters.'),
     cfg.FloatOpt('soft_affinity_weight_multiplier',
                  default=1.0, min=0.0,
                  help='Multiplier of ServerGroupSoftAffinityWeigher: how '

@@ -3,6 +3,12 @@
 * AggregateMultiTenancyIsolation: a host in aggregates with
   ``filter_tenant_id`` keys (``filter_tenant_id``, ``filter_tenant_id2``
   ...; comma-separated project ids) only takes requests of those projects.
+* AggregateTenantAffinityFilter: the other way round (nova's ``[scheduler]
+  limit_tenants_to_placement_aggregate``): a project named by a
+  ``filter_tenant_id*`` key of some aggregates (the whole value) lands
+  only on the hosts of those aggregates; a project no aggregate names
+  lands anywhere, or nowhere with ``[filter_scheduler]
+  aggregate_required_for_tenants``.
 * AggregateTypeAffinityFilter: a host in aggregates with an
   ``instance_type`` key (comma-separated flavor names) only takes those
   flavors.
@@ -62,6 +68,30 @@ class AggregateMultiTenancyIsolation(base.BaseFilter):
 
     def explain(self, table, request, removed_rows):
         return 'reserved for other projects'
+
+
+class AggregateTenantAffinityFilter(base.BaseFilter):
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        self.required = conf.filter_scheduler.aggregate_required_for_tenants
+
+    def filter_all(self, table, request):
+        project = request.spec.get('project_id')
+        named = [agg for agg in table.aggregates.by_uuid.values()
+                 if any(key.startswith('filter_tenant_id') and
+                        value == project
+                        for key, value in agg['metadata'].items())]
+        if not named:
+            return np.full(table.size, not self.required, dtype=bool)
+        mask = np.zeros(table.size, dtype=bool)
+        for agg in named:
+            for host in agg['hosts']:
+                mask[table.rows_of_host(host)] = True
+        return mask
+
+    def explain(self, table, request, removed_rows):
+        return 'not in an aggregate of the project'
 
 
 class AggregateTypeAffinityFilter(base.BaseFilter):

@@ -11,9 +11,17 @@ have no counterpart here (each a line for the test's log and the doc).
 The mapping is the table in doc/source/nova-functional.rst:
 
 * ``[filter_scheduler] enabled_filters``: the same names; this
-  scheduler's ``ResourceFitFilter`` and ``AvailabilityZoneFilter`` are
-  always added (nova-scheduler does both through Placement: allocation
-  candidates and its availability-zone pre-filter);
+  scheduler's ``ResourceFitFilter``, ``TraitsFilter`` and
+  ``AvailabilityZoneFilter`` are always added (nova-scheduler does these
+  through Placement: allocation candidates with the flavor's and image's
+  traits, and its availability-zone pre-filter);
+* nova's Placement pre-filters: ``[scheduler]
+  enable_isolated_aggregate_filtering`` is
+  ``AggregateRequiredTraitsIsolation``,
+  ``limit_tenants_to_placement_aggregate`` is
+  ``AggregateTenantAffinityFilter`` with ``[filter_scheduler]
+  aggregate_required_for_tenants`` from
+  ``placement_aggregate_required_for_tenants``;
 * ``[filter_scheduler] weight_classes``: ``all_weighers`` is every
   weigher of this scheduler, a class path its class name; a weigher
   whose multiplier nova has at 0 is left out (nova weighs it as nothing,
@@ -27,7 +35,13 @@ from oslo_config import cfg
 NOVA_WEIGHERS = 'nova.scheduler.weights.'
 ALL_WEIGHERS = NOVA_WEIGHERS + 'all_weighers'
 #: nova-scheduler asks Placement for these; here they are filters
-ALWAYS_FILTERS = ('ResourceFitFilter', 'AvailabilityZoneFilter')
+ALWAYS_FILTERS = ('ResourceFitFilter', 'TraitsFilter',
+                  'AvailabilityZoneFilter')
+#: nova's [scheduler] pre-filter switches -> the filter that does it here
+PREFILTERS = {'enable_isolated_aggregate_filtering':
+              'AggregateRequiredTraitsIsolation',
+              'limit_tenants_to_placement_aggregate':
+              'AggregateTenantAffinityFilter'}
 #: [filter_scheduler] options whose meaning is the same on both sides
 SAME_FILTER_SCHEDULER = (
     'host_subset_size', 'ram_weight_multiplier', 'cpu_weight_multiplier',
@@ -47,7 +61,9 @@ NO_COUNTERPART = {
     'filter_scheduler': ('shuffle_best_same_weighed_hosts',
                          'cross_cell_move_weight_multiplier',
                          'image_properties_default_architecture'),
-    'scheduler': ('max_placement_results',),
+    'scheduler': ('max_placement_results', 'image_metadata_prefilter',
+                  'query_placement_for_image_type_support',
+                  'query_placement_for_routed_network_aggregates'),
 }
 
 
@@ -58,6 +74,8 @@ def scheduler_options(nova_conf, filters, weighers):
     nova_fs = nova_conf.filter_scheduler
     findings = []
     enabled = list(ALWAYS_FILTERS)
+    enabled += [name for option, name in PREFILTERS.items()
+                if nova_conf.scheduler[option]]
     for name in nova_fs.enabled_filters:
         if name not in filters:
             findings.append('[filter_scheduler] enabled_filters: %s has no '
@@ -67,6 +85,8 @@ def scheduler_options(nova_conf, filters, weighers):
     group = {name: nova_fs[name] for name in SAME_FILTER_SCHEDULER}
     group['metrics_weight_multiplier'] = nova_conf.metrics.weight_multiplier
     group['enabled_filters'] = enabled
+    group['aggregate_required_for_tenants'] = \
+        nova_conf.scheduler.placement_aggregate_required_for_tenants
     group['enabled_weighers'] = _weighers(nova_fs.weight_classes, weighers,
                                           group, findings)
     for nova_group, names in NO_COUNTERPART.items():

@@ -234,3 +234,26 @@ def test_instance_extra_specs_follow_aggregate_and_host_changes(conf):
     assert hosts.passing(plugin, table, request) == ['h2']
     table.apply([hosts.provider(5, host='h5')])
     assert hosts.passing(plugin, table, request) == ['h2', 'h5']
+
+
+# -- AggregateTenantAffinityFilter --------------------------------------
+
+AFFINITY_TABLE = _table(
+    (['h1', 'h2'], {'filter_tenant_id': 'p1'}),
+    (['h3'], {'filter_tenant_id_2': 'p1'}),
+    (['h4'], {'filter_tenant_id': 'p2'}),
+)
+
+
+@pytest.mark.parametrize('project, required, expected', [
+    ('p1', False, ['h1', 'h2', 'h3']),
+    ('p2', False, ['h4']),
+    ('p9', False, ['h1', 'h2', 'h3', 'h4']),
+    ('p9', True, []),
+])
+def test_tenant_affinity(conf, project, required, expected):
+    conf.set_override('aggregate_required_for_tenants', required,
+                      'filter_scheduler')
+    plugin = isolation.AggregateTenantAffinityFilter(conf)
+    assert hosts.passing(plugin, AFFINITY_TABLE,
+                         _request(project_id=project)) == expected
