@@ -30,6 +30,7 @@ from scheduler import version
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import instances as db_instances
 from scheduler.db import providers as db_providers
+from scheduler.db import send_order
 from scheduler.db import services as db_services
 
 LOG = logging.getLogger(__name__)
@@ -122,16 +123,25 @@ class SchedulerManager:
 
     @policy.authorize('update_instance_info')
     def update_instance_info(self, ctxt, host=None, instance_info=None):
-        db_instances.save_instances(
-            self.db, host, arguments.object_list(
-                instance_info, objects.InstanceInfo, 'instance_info'),
-            validation.order_stamp(ctxt))
+        infos = arguments.object_list(instance_info, objects.InstanceInfo,
+                                      'instance_info')
+        db_instances.save_instances(self.db, host, infos,
+                                    validation.order_stamp(ctxt))
+        # the tracker runs them: their claims there are confirmed
+        claims.confirm_host_consumers(self.db, host,
+                                      [info.uuid for info in infos])
 
     @policy.authorize('delete_instance_info')
     def delete_instance_info(self, ctxt, host=None, instance_uuid=None):
-        db_instances.delete_instance(
-            self.db, host, instance_uuid,
-            validation.order_stamp(ctxt))
+        stamp = validation.order_stamp(ctxt)
+        db_instances.delete_instance(self.db, host, instance_uuid, stamp)
+        # the instance left the host: its claims there written before
+        # this message are given back
+        released = claims.release_host_consumer(
+            self.db, host, instance_uuid, send_order.clamp(stamp))
+        if released:
+            LOG.info('Released %d allocation rows of %s on %s (the '
+                     'tracker says it left)', released, instance_uuid, host)
 
     @policy.authorize('get_service_versions')
     def get_service_versions(self, ctxt):

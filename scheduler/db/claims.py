@@ -501,6 +501,51 @@ def sync_host_consumers(db, host, instance_uuids, grace_seconds, now=None):
         return len(confirm), len(stale)
 
 
+def confirm_host_consumers(db, host, instance_uuids, now=None):
+    """Confirm the claims on ``host`` of ``instance_uuids``: its tracker
+    reports them there (nova's ``update_instance_info`` after a build or a
+    move), so their callers learnt where they went and a later request
+    for one of them is a new one, not a repeat (``held_claims``). Returns
+    how many rows were confirmed; confirming changes no provider."""
+    uuids = list(instance_uuids)
+    if not uuids:
+        return 0
+    now = now or timeutils.utcnow()
+    on_host = sa.select(P.c.id).where(P.c.host == host)
+    with changes.write(db) as change:
+        return change.session.execute(
+            sa.update(ALLOC).where(
+                ALLOC.c.provider_id.in_(on_host.scalar_subquery()),
+                ALLOC.c.consumer_uuid.in_(uuids),
+                ALLOC.c.confirmed_at.is_(None))
+            .values(confirmed_at=now)
+            .execution_options(synchronize_session=False)).rowcount
+
+
+def release_host_consumer(db, host, consumer_uuid, before):
+    """Release ``consumer_uuid``'s claims on ``host`` written before
+    ``before``: its tracker says the instance left the host (deleted,
+    shelved away, moved: nova's ``delete_instance_info``); a claim written
+    since (the instance came back) is kept. Returns how many rows."""
+    with changes.write(db) as change:
+        session = change.session
+        provider_ids = session.execute(
+            sa.select(P.c.id).where(P.c.host == host)).scalars().all()
+        if not provider_ids:
+            return 0
+        mine = sa.select(ALLOC).where(
+            ALLOC.c.provider_id.in_(provider_ids),
+            ALLOC.c.consumer_uuid == consumer_uuid,
+            ALLOC.c.created_at < before)
+        if not session.execute(mine.limit(1)).first():
+            return 0
+        change.lock_providers(provider_ids)
+        rows = session.execute(mine.with_for_update()).all()
+        _release_rows(session, rows)
+        change.providers({r.provider_id for r in rows})
+        return len(rows)
+
+
 def _stale(row, running, cutoff):
     """A claim of a consumer its host does not run, past the grace."""
     return row.consumer_uuid not in running and row.created_at <= cutoff

@@ -90,31 +90,42 @@ def install():
         return service
 
     test.TestCase.start_service = start_service
-    _errors_as_on_the_wire()
+    _errors_as_nova_raises_them()
     _remember(func_fixtures.PlacementFixture, 'placement')
     _remember(nova_fixtures.OSAPIFixture, 'api')
 
 
-def _errors_as_on_the_wire():
-    """oslo.messaging's ``fake:/`` driver hands a call's exception
-    object itself to the caller; every real driver sends it as data and
-    the caller rebuilds it from its module and class (nova's client gets a
-    ``nova.exception.NoValidHost`` subclass, with ``format_message``).
-    The harness has the fake driver do what the wire does with this
-    scheduler's errors, so nova sees them as it does over RabbitMQ
-    (nova's own services' errors pass as they do in nova's runs)."""
+def _errors_as_nova_raises_them():
+    """oslo.messaging's ``fake:/`` driver hands a call's exception object
+    itself to the caller: nova-scheduler in nova's tests raises nova's own
+    ``NoValidHost``, which the conductor catches by class. This
+    scheduler's answer is ``nova.exception.NoValidHost`` only by name on
+    the wire (every real driver sends the class's module and name, and
+    nova's client rebuilds it). The harness has the fake driver hand over
+    what nova-scheduler would have raised in process: nova's exception of
+    that name with the same arguments; any other error of this scheduler
+    as a real driver would deliver it. Nova's own services' errors pass
+    as they do in nova's runs."""
+    from nova import exception as nova_exception
     from nova import rpc as nova_rpc
     from oslo_messaging._drivers import common
     from oslo_messaging._drivers import impl_fake
 
     original = impl_fake.FakeIncomingMessage.reply
 
+    def as_nova_raises_it(error):
+        cls = getattr(nova_exception, type(error).__name__, None)
+        if type(error).__module__ == 'nova.exception' and cls is not None:
+            return cls(**getattr(error, 'kwargs', {}))
+        data = common.serialize_remote_exception(
+            (type(error), error, None))
+        return common.deserialize_remote_exception(
+            data, nova_rpc.get_allowed_exmods())
+
     @functools.wraps(original)
     def reply(message, reply=None, failure=None):
         if failure and isinstance(failure[1], exception.SchedulerException):
-            data = common.serialize_remote_exception(failure)
-            error = common.deserialize_remote_exception(
-                data, nova_rpc.get_allowed_exmods())
+            error = as_nova_raises_it(failure[1])
             failure = (type(error), error, None)
         return original(message, reply=reply, failure=failure)
 
@@ -177,7 +188,9 @@ def config_text(test, directory):
         'database': {'connection': 'sqlite:///%s' % os.path.join(
             directory, 'scheduler.sqlite')},
         'prometheus': {'port': 0},
-        'scheduler': dict(options['scheduler'], topic=OWN_TOPIC),
+        # every decision's line in the test's captured log
+        'scheduler': dict(options['scheduler'], topic=OWN_TOPIC,
+                          log_decisions=True),
         'filter_scheduler': options['filter_scheduler'],
         'nova': {'enabled': True, 'exchange': nova_conf.control_exchange,
                  'topic': 'scheduler', 'cell_uuid': cell,

@@ -154,3 +154,47 @@ def test_build_failed_on_unknown_host_warns(manager, db, caplog):
     with caplog.at_level(logging.WARNING, logger='scheduler.manager'):
         manager.build_failed(CTXT, 'ghost')
     assert "unknown host 'ghost'" in caplog.text
+
+
+def _place(manager, uuid, **spec):
+    [[selection]] = manager.select_destinations(
+        CTXT, fakes.request_spec(**spec), instance_uuids=[uuid])
+    return selection.host
+
+
+def _claims(db, uuid):
+    from scheduler.db import claims
+    return {a['host'] for a in claims.list_allocations(db,
+                                                       consumer_uuid=uuid)}
+
+
+def test_instance_info_confirms_claims_so_a_later_request_is_new(manager,
+                                                                 db):
+    # a claim nobody confirmed answers a repeat of its request with itself;
+    # once the tracker reports the instance running there, a new request
+    # of the same instance (nova's unshelve to another zone) is planned
+    fakes.report(db, 'h1', availability_zone='z1')
+    fakes.report(db, 'h2', availability_zone='z2')
+    assert _place(manager, I1, availability_zone='z1') == 'h1'
+    manager.update_instance_info(CTXT, 'h1', [objects.InstanceInfo(
+        uuid=I1, host='h1', node='h1')])
+    assert _place(manager, I1, availability_zone='z2') == 'h2'
+    assert _claims(db, I1) == {'h2'}
+
+
+def test_delete_instance_info_gives_back_the_claim_on_that_host(manager,
+                                                                db):
+    import datetime
+    from oslo_utils import timeutils
+    fakes.report(db, 'h1')
+    host = _place(manager, I1)
+    later = CTXT.to_dict()
+    # a message sent before the claim was written leaves it alone
+    early = sched_context.RequestContext.from_dict(later)
+    early.sent_at = timeutils.utcnow() - datetime.timedelta(hours=1)
+    manager.delete_instance_info(early, host, I1)
+    assert _claims(db, I1) == {host}
+    manager.delete_instance_info(CTXT, 'elsewhere', I1)
+    assert _claims(db, I1) == {host}
+    manager.delete_instance_info(CTXT, host, I1)
+    assert _claims(db, I1) == set()
