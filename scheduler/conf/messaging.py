@@ -4,9 +4,15 @@ oslo.messaging registers some of its groups (``oslo_messaging_metrics``,
 ``oslo_messaging_tracing``) only on the global ``cfg.CONF``, at import time.
 A transport built on any other ``ConfigOpts`` then fails with
 ``NoSuchOptError``, so we register those groups on ours as well.
+
+Our defaults (``control_exchange = scheduler`` ...) are set on our
+``ConfigOpts`` only. oslo.messaging's ``set_transport_defaults`` would
+change the default of the option objects every ``ConfigOpts`` of the
+process shares: a Nova service that imports ``scheduler.client`` (or
+runs a scheduler in its process) would then send its own RPC to the
+``scheduler`` exchange.
 """
 
-import oslo_messaging
 from oslo_messaging import opts as messaging_opts
 
 
@@ -25,9 +31,9 @@ def _import_group(conf, module_name, attr, group):
 
 
 def register_opts(conf):
-    oslo_messaging.set_transport_defaults(control_exchange='scheduler')
     for group, opts in messaging_opts.list_opts():
         conf.register_opts(opts, group=group)
+    conf.set_default('control_exchange', 'scheduler')
     _import_group(conf, 'oslo_messaging._metrics.client',
                   'oslo_messaging_metrics', 'oslo_messaging_metrics')
     _import_group(conf, 'oslo_messaging._tracing.client',

@@ -22,11 +22,12 @@ in the test's process:
 One synchronisation stands in for time: nova-scheduler reads Placement
 during each ``select_destinations``, this scheduler between decisions
 (the feed's cycle, every ``[placement_feed] interval``). Before nova's
-``select_destinations`` reaches the worker, the harness runs one feed
-cycle and waits until its reports are written and the worker's host
-table has refreshed: the answer is the one the scheduler gives once its
-feed has caught up with Placement. It changes no decision and nothing
-else of the scheduler's path.
+``select_destinations`` reaches the worker, the harness waits until the
+casts nova sent before it (aggregates, instances) are stored, runs one
+feed cycle, and waits until its reports are written and the worker's
+host table has refreshed: the answer is the one the scheduler gives
+once its feed has caught up with Placement. It changes no decision and
+nothing else of the scheduler's path.
 
 Nothing of nova's product code is patched; the seam is test wiring.
 """
@@ -62,6 +63,11 @@ CHOICE = 'SCHEDULER_NOVA_FUNCTIONAL'
 #: driver names a topic's queue after the topic alone)
 OWN_TOPIC = 'scheduler_v1'
 CATCH_UP_TIMEOUT = 30.0
+#: nova's casts to the scheduler (fanout), counted while they run
+NOVA_CASTS = ('update_aggregates', 'delete_aggregate', 'update_instance_info',
+              'delete_instance_info', 'sync_instance_info')
+#: oslo.messaging's fake driver polls its queues this often
+FAKE_POLL = 0.05
 
 
 def install():
@@ -90,6 +96,7 @@ def install():
         return service
 
     test.TestCase.start_service = start_service
+    _reload_on_flags(test.TestCase)
     _errors_as_nova_raises_them()
     _remember(func_fixtures.PlacementFixture, 'placement')
     _remember(nova_fixtures.OSAPIFixture, 'api')
@@ -148,6 +155,22 @@ def _remember(fixture_class, kind):
 
 #: 'placement' -> nova's PlacementFixture, 'api' -> its OSAPIFixture
 _LATEST = {}
+#: the running test's SchedulerService
+_RUNNING = [None]
+
+
+def _reload_on_flags(test_class):
+    """A test that changes nova's options after its scheduler started
+    (``self.flags``) has them applied as an operator's reload would."""
+    original = test_class.flags
+
+    @functools.wraps(original)
+    def flags(test, **kw):
+        original(test, **kw)
+        if _RUNNING[0] is not None:
+            _RUNNING[0].reconfigure()
+
+    test_class.flags = flags
 
 
 def _latest(kind):
@@ -180,7 +203,7 @@ def config_text(test, directory):
     options, findings = nova_options.scheduler_options(
         nova_conf, _names(plugins.FILTER_NAMESPACE), _multipliers())
     for finding in findings:
-        LOG.warning('nova option without counterpart: %s', finding)
+        LOG.warning('nova\'s options as this scheduler\'s: %s', finding)
     cell = test.cell_mappings[nova_test.CELL1_NAME].uuid
     sections = {
         'DEFAULT': {'transport_url': 'fake:/', 'host': 'scheduler-harness',
@@ -238,28 +261,60 @@ class SchedulerService(fixtures.Fixture):
         self.sent = 0
 
     def _setUp(self):
-        directory = self.useFixture(fixtures.TempDir()).path
-        path = os.path.join(directory, 'scheduler.conf')
-        with open(path, 'w') as out:
-            out.write(config_text(self.test, directory))
-        conf = sched_conf.new_config()
-        sched_conf.placement_feed.register_opts(conf)
-        conf(['--config-file', path], project='scheduler')
-        self.conf = conf
-        database = db_api.Database(conf)
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.text = config_text(self.test, self.directory)
+        self.conf = self._config()
+        database = db_api.Database(self.conf)
         migration.db_sync(database)
         database.dispose()
-        self.service = ServiceHandle(self)
-        self.service.start()
-        self.addCleanup(self.service.stop)
+        self._casts_running = 0
+        self._casts_done = threading.Condition()
         self.useFixture(fixtures.MonkeyPatch(
             'scheduler.rpc.nova_endpoint.NovaEndpoint.select_destinations',
             self._after_catching_up(
                 nova_endpoint.NovaEndpoint.select_destinations)))
+        for method in NOVA_CASTS:
+            self.useFixture(fixtures.MonkeyPatch(
+                'scheduler.rpc.nova_endpoint.NovaEndpoint.' + method,
+                self._counted(getattr(nova_endpoint.NovaEndpoint, method))))
+        self.service = ServiceHandle(self)
+        self.service.start()
+        self.addCleanup(self.service.stop)
+        _RUNNING[0] = self
+        self.addCleanup(_RUNNING.__setitem__, 0, None)
+
+    def _config(self):
+        path = os.path.join(self.directory, 'scheduler.conf')
+        with open(path, 'w') as out:
+            out.write(self.text)
+        conf = sched_conf.new_config()
+        sched_conf.placement_feed.register_opts(conf)
+        conf(['--config-file', path], project='scheduler')
+        return conf
+
+    def reconfigure(self):
+        """Nova's options changed after the start (``self.flags``): the
+        new configuration, as an operator's reload (SIGHUP) applies it,
+        by replacing the worker."""
+        text = config_text(self.test, self.directory)
+        if text == self.text:
+            return
+        LOG.info('nova\'s scheduler options changed: replacing the worker')
+        self.text = text
+        running = self.worker is not None
+        if running:
+            self.stop()
+        self.conf = self._config()
+        if running:
+            self.start()
 
     def start(self):
         self.worker = launcher.Worker(0, self.conf)
         self.worker.run()
+        # the fake driver's cleanup empties every exchange of the process,
+        # nova's own queues included: nova's RPCFixture does it at the end
+        self.worker.transport = _KeptOpen(self.worker.transport)
+        self.sent = 0     # the new worker's counters start at 0 too
         client = SchedulerClient(self.conf)
         self.feed = feed_cmd.build_feed(self.conf, _Counted(client, self))
         nova_api = nova_api_adapter()
@@ -290,9 +345,28 @@ class SchedulerService(fixtures.Fixture):
             return select_destinations(endpoint, ctxt, *args, **kwargs)
         return caught_up
 
+    def _counted(self, cast):
+        @functools.wraps(cast)
+        def running(endpoint, ctxt, *args, **kwargs):
+            with self._casts_done:
+                self._casts_running += 1
+            try:
+                return cast(endpoint, ctxt, *args, **kwargs)
+            finally:
+                with self._casts_done:
+                    self._casts_running -= 1
+                    self._casts_done.notify_all()
+        return running
+
     def catch_up(self):
-        """One feed cycle, its reports written, the host table
-        refreshed (module docstring)."""
+        """Nova's earlier casts stored, one feed cycle, its reports
+        written, the host table refreshed (module docstring)."""
+        # a cast sent before the call is taken from its queue within one
+        # poll of the fake driver
+        time.sleep(2 * FAKE_POLL)
+        with self._casts_done:
+            self._casts_done.wait_for(lambda: not self._casts_running,
+                                      CATCH_UP_TIMEOUT)
         with self._feed_lock:
             feed_cmd.run_cycle(self.feed)
             sent = self.sent
@@ -311,6 +385,19 @@ class SchedulerService(fixtures.Fixture):
 def _received(recorder):
     counters = recorder.snapshot()
     return counters['reports_written'] + counters['reports_unchanged']
+
+
+class _KeptOpen:
+    """A transport whose ``cleanup`` is left to nova's RPCFixture."""
+
+    def __init__(self, transport):
+        self._transport = transport
+
+    def cleanup(self):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._transport, name)
 
 
 class _Counted:
