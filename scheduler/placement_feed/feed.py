@@ -217,7 +217,9 @@ class PlacementFeed:
             skipped = set()
             stats = tree.report(members, skipped)
             name = self._name(members[0].listed)
-            if _host(name) in self._not_serving:
+            if _host(name) in self._not_serving or (
+                    stats['kind'] == 'compute' and self.hosts is not None
+                    and self.hosts.unknown(root)):
                 stats = dict(stats, disabled=True)
             self._log_skipped(members[0].listed.name, skipped)
             last = self._sent.get(root)

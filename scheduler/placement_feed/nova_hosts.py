@@ -15,8 +15,9 @@ type ``compute``, ``[placement_feed] compute_endpoint_override``).
 ``host_of(uuid)`` reads ``GET /os-hypervisors/{uuid}`` at microversion
 2.53 (where a hypervisor's id is its compute node UUID, which is its
 provider's UUID) once per provider, and remembers the answer. A
-provider Nova does not know (404: a sharing or network provider) has no
-service host (None: its report is named after the provider). An answer
+provider Nova does not know (404: a sharing or network provider, or the
+compute node of a deleted compute service) has no service host (None: its
+report is named after the provider; ``unknown(uuid)`` says so). An answer
 that cannot be read (Nova unreachable, 403 for a user without Nova's
 ``os_compute_api:os-hypervisors:show`` rule) is logged once per status
 and gives None for now; the provider is asked again next time.
@@ -79,6 +80,10 @@ class NovaHosts:
         host = response.json()['hypervisor']['service']['host']
         self._hosts[uuid] = host
         return host
+
+    def unknown(self, uuid):
+        """Did Nova say it has no compute node ``uuid`` (404)?"""
+        return uuid in self._hosts and self._hosts[uuid] is None
 
     def serving(self):
         """The hosts whose compute service serves (module docstring)."""

@@ -299,7 +299,7 @@ class FakeNova:
 def test_reports_name_the_compute_service_host_and_its_state(
         placement, client, clock):
     from scheduler.placement_feed import nova_hosts
-    uuids = _cloud(placement, 2)
+    uuids = _cloud(placement, 3)
     sharing = placement.add('nfs', inventories={
         'DISK_GB': fakes.inventory(1000)})
     nova = FakeNova({uuids[0]: 'compute1', uuids[1]: 'compute2'},
@@ -311,15 +311,18 @@ def test_reports_name_the_compute_service_host_and_its_state(
     names = {name if isinstance(name, str) else tuple(name): stats
              for name, stats in client.reports}
     assert set(names) == {('compute1', 'compute-000'),
-                          ('compute2', 'compute-001'), 'nfs'}
-    assert not any(stats['disabled'] for stats in names.values())
+                          ('compute2', 'compute-001'), 'compute-002', 'nfs'}
+    # a compute provider Nova knows no compute node of (its service was
+    # deleted) takes nothing; a sharing provider is not Nova's to know
+    assert {name for name, stats in names.items() if stats['disabled']} \
+        == {'compute-002'}
     # one hypervisor read per provider, ever; one services read a cycle
-    assert sum('/os-hypervisors/' in url for url in nova.urls) == 3
+    assert sum('/os-hypervisors/' in url for url in nova.urls) == 4
     del client.reports[:]
     nova.serving_hosts = {'compute1'}          # compute2 went down
     feed.run_cycle()
     [(name, stats)] = client.reports
     assert (tuple(name), stats['disabled']) == (
         ('compute2', 'compute-001'), True)
-    assert sum('/os-hypervisors/' in url for url in nova.urls) == 3
+    assert sum('/os-hypervisors/' in url for url in nova.urls) == 4
     assert sharing
