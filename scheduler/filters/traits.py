@@ -4,7 +4,9 @@ kept for the requests that ask for theirs.
 The traits of a request are nova's syntax, which nova-scheduler turns
 into a Placement query: ``trait:<NAME>`` set to ``required`` or
 ``forbidden`` in the flavor's extra specs or the image's properties (the
-flavor's word wins where both name a trait). A host's traits are those
+flavor's word wins where both name a trait); nova's image metadata
+object carries the image's required ones as ``traits_required`` (a list,
+or its JSON text). A host's traits are those
 of its report (for the Placement feed, every trait of the provider
 tree).
 
@@ -21,14 +23,19 @@ any trait the scheduler accepts (``CUSTOM_*`` or os-traits'): a
 malformed one is an ``InvalidField`` naming where it came from.
 """
 
+import json
+
 import numpy as np
 
+from scheduler import exception
 from scheduler.filters import base
 from scheduler.model import generic_inventory
 
 PREFIX = 'trait:'
 REQUIRED = 'required'
 FORBIDDEN = 'forbidden'
+#: nova's ImageMetaProps field of the image's required traits
+IMAGE_REQUIRED = 'traits_required'
 
 
 def requested_traits(spec):
@@ -36,8 +43,23 @@ def requested_traits(spec):
     specs and image properties (module docstring)."""
     wanted = {}
     image = spec.get('image')
-    sources = (('image.properties',
-                (image.get('properties') if image is not None else None)),
+    properties = (image.get('properties') if image is not None else
+                  None) or {}
+    listed = properties.get(IMAGE_REQUIRED) or []
+    if isinstance(listed, str):
+        try:
+            listed = json.loads(listed)
+        except ValueError:
+            listed = None
+    if not isinstance(listed, list):
+        raise exception.InvalidField(
+            field='image.properties.' + IMAGE_REQUIRED,
+            reason='expected a list of trait names')
+    for index, name in enumerate(listed):
+        generic_inventory.check_trait(
+            name, 'image.properties.%s[%d]' % (IMAGE_REQUIRED, index))
+        wanted[name] = REQUIRED
+    sources = (('image.properties', properties),
                ('flavor.extra_specs', spec.flavor.get('extra_specs')))
     for where, values in sources:
         for key, value in (values or {}).items():

@@ -23,6 +23,8 @@ CASES = [
     ('image requires', {}, {'trait:HW_CPU_X86_SGX': 'required'}, ['sgx']),
     ('flavor wins over image', {'trait:HW_CPU_X86_SGX': 'forbidden'},
      {'trait:HW_CPU_X86_SGX': 'required'}, ['avx', 'bare']),
+    ("nova's image object lists them", {},
+     {'traits_required': '["HW_CPU_X86_SGX"]'}, ['sgx']),
     ('other values are not traits', {'trait:HW_CPU_X86_SGX': 'maybe'},
      None, ['avx', 'sgx', 'bare']),
 ]
@@ -44,6 +46,14 @@ def test_a_malformed_trait_is_refused_naming_its_key(conf):
         traits.TraitsFilter(conf).check_request(request)
     assert info.value.kwargs['field'] == \
         'flavor.extra_specs.trait:not a trait'
+
+
+def test_a_malformed_image_list_is_refused(conf):
+    request = hosts.request(image={'id': 'i', 'properties': {
+        'traits_required': '{"not": "a list"}'}})
+    with pytest.raises(exception.InvalidField) as info:
+        traits.TraitsFilter(conf).check_request(request)
+    assert info.value.kwargs['field'] == 'image.properties.traits_required'
 
 
 def _isolated():
