@@ -223,7 +223,7 @@ class PlacementFeed:
                 stats = dict(stats, disabled=True)
             self._log_skipped(members[0].listed.name, skipped)
             last = self._sent.get(root)
-            if last is None or last[1] != stats:
+            if last is None or last[1] != stats or last[0] != name:
                 count += self._send(root, name, stats)
             self._dirty.discard(root)   # only once sent: see _send
         return count
@@ -242,6 +242,11 @@ class PlacementFeed:
         self._not_serving = not_serving
         self._dirty.update(root for root, host in roots.items()
                            if host in changed)
+        # a tree sent under its provider's name before Nova answered
+        self._dirty.update(
+            root for root, host in roots.items() if host is not None and
+            root in self._sent and self._sent[root][0] != (
+                host, self._listed[root].name))
 
     def _name(self, root):
         """The report's name of the tree of ``root`` (step 4)."""

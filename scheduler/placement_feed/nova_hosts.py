@@ -20,7 +20,9 @@ compute node of a deleted compute service) has no service host (None: its
 report is named after the provider; ``unknown(uuid)`` says so). An answer
 that cannot be read (Nova unreachable, 403 for a user without Nova's
 ``os_compute_api:os-hypervisors:show`` rule) is logged once per status
-and gives None for now; the provider is asked again next time.
+and gives None for now; no provider is asked again for ``RETRY_AFTER``
+seconds (a Nova that is down costs one failed request per provider per
+``RETRY_AFTER``, not per cycle).
 
 ``serving()`` reads ``GET /os-services?binary=nova-compute`` (one
 request) and returns the set of hosts whose compute service is enabled,
@@ -30,12 +32,15 @@ not answer (the caller keeps what it knew). A host missing from the list
 (its service deleted) does not serve.
 """
 
+import time
+
 from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
 
 LOG = logging.getLogger(__name__)
 MICROVERSION = '2.53'
+RETRY_AFTER = 30.0
 
 
 def adapter_from_conf(conf, session):
@@ -52,31 +57,34 @@ def adapter_from_conf(conf, session):
 
 class NovaHosts:
 
-    def __init__(self, http):
+    def __init__(self, http, clock=time.monotonic):
         self.http = http
+        self.clock = clock
         self.requests = 0
         self._hosts = {}      # provider uuid -> service host or None
         self._logged = set()  # statuses already logged
+        self._failed_at = None
 
     def host_of(self, uuid):
         """The service host of provider ``uuid`` (module docstring)."""
         if uuid in self._hosts:
             return self._hosts[uuid]
+        if self._failed_at is not None and \
+                self.clock() - self._failed_at < RETRY_AFTER:
+            return None
         self.requests += 1
         try:
             response = self.http.get('/os-hypervisors/%s' % uuid,
                                      microversion=MICROVERSION,
                                      raise_exc=False)
         except ks_exceptions.ClientException as exc:
-            self._log_once(type(exc).__name__, exc)
-            return None
+            return self._failed(type(exc).__name__, exc)
         if response.status_code == 404:
             self._hosts[uuid] = None
             return None
         if response.status_code != 200:
-            self._log_once(response.status_code,
-                           getattr(response, 'text', '')[:200])
-            return None
+            return self._failed(response.status_code,
+                                getattr(response, 'text', '')[:200])
         host = response.json()['hypervisor']['service']['host']
         self._hosts[uuid] = host
         return host
@@ -103,6 +111,11 @@ class NovaHosts:
                 if service.get('status') == 'enabled' and
                 service.get('state') == 'up' and
                 not service.get('forced_down')}
+
+    def _failed(self, status, detail):
+        self._failed_at = self.clock()
+        self._log_once(status, detail)
+        return None
 
     def _log_once(self, status, detail):
         if status not in self._logged:

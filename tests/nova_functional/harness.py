@@ -220,7 +220,7 @@ def config_text(test, directory):
                  'placement_write_back': True},
         'placement_feed': {'auth_type': 'admin_token',
                            'endpoint': _latest('placement').endpoint,
-                           'token': 'admin', 'interval': 1.0,
+                           'token': 'admin', 'interval': 2.0,
                            'usage_sweep_interval': 0,
                            # the harness's own adapter (nova_api_adapter)
                            'resolve_compute_hosts': False,
@@ -317,9 +317,6 @@ class SchedulerService(fixtures.Fixture):
         self.sent = 0     # the new worker's counters start at 0 too
         client = SchedulerClient(self.conf)
         self.feed = feed_cmd.build_feed(self.conf, _Counted(client, self))
-        nova_api = nova_api_adapter()
-        if nova_api is not None:
-            self.feed.hosts = nova_hosts.NovaHosts(nova_api)
         self._stop.clear()
         self._thread = threading.Thread(target=self._feed_forever,
                                         name='placement-feed', daemon=True)
@@ -336,7 +333,16 @@ class SchedulerService(fixtures.Fixture):
     def _feed_forever(self):
         while not self._stop.wait(self.conf.placement_feed.interval):
             with self._feed_lock:
-                feed_cmd.run_cycle(self.feed)
+                self._run_cycle()
+
+    def _run_cycle(self):
+        """One feed cycle; the feed reads nova's API once the test has
+        one (some tests set their API up after their scheduler)."""
+        if self.feed.hosts is None:
+            nova_api = nova_api_adapter()
+            if nova_api is not None:
+                self.feed.hosts = nova_hosts.NovaHosts(nova_api)
+        feed_cmd.run_cycle(self.feed)
 
     def _after_catching_up(self, select_destinations):
         @functools.wraps(select_destinations)
@@ -368,7 +374,7 @@ class SchedulerService(fixtures.Fixture):
             self._casts_done.wait_for(lambda: not self._casts_running,
                                       CATCH_UP_TIMEOUT)
         with self._feed_lock:
-            feed_cmd.run_cycle(self.feed)
+            self._run_cycle()
             sent = self.sent
         endpoint = self.worker.endpoint
         deadline = time.monotonic() + CATCH_UP_TIMEOUT

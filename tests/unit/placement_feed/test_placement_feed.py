@@ -326,3 +326,23 @@ def test_reports_name_the_compute_service_host_and_its_state(
         ('compute2', 'compute-001'), True)
     assert sum('/os-hypervisors/' in url for url in nova.urls) == 4
     assert sharing
+
+
+def test_a_tree_named_after_its_provider_is_renamed_once_nova_answers(
+        placement, client, clock):
+    from scheduler.placement_feed import nova_hosts
+    [uuid] = _cloud(placement, 1)
+    nova = FakeNova({uuid: 'compute1'}, serving={'compute1'})
+    answer = nova.get
+    nova.get = lambda url, **kw: fakes.FakeResponse(503, {})
+    hosts = nova_hosts.NovaHosts(nova, clock=clock)
+    feed = feed_mod.PlacementFeed(reader.PlacementReader(placement), client,
+                                  ctxt=None, clock=clock, hosts=hosts)
+    feed.run_cycle()
+    feed.run_cycle()
+    assert [name for name, _ in client.reports] == ['compute-000']
+    assert hosts.requests == 3      # one hypervisor read, then backed off
+    nova.get = answer
+    clock.now += nova_hosts.RETRY_AFTER
+    feed.run_cycle()
+    assert tuple(client.reports[-1][0]) == ('compute1', 'compute-000')
