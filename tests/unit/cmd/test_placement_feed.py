@@ -16,15 +16,21 @@ def test_unreadable_configuration_exits_2(tmp_path, capsys):
     assert capsys.readouterr().err.startswith(feed_cmd.PROG + ':')
 
 
-def test_build_feed_reaches_the_configured_placement(tmp_path):
+def _feed_conf(tmp_path, more):
+    """A configuration of a feed on a noauth Placement, plus ``more``."""
     path = tmp_path / 'feed.conf'
     path.write_text('[placement_feed]\nauth_type = admin_token\n'
                     'endpoint = http://127.0.0.1:8778\ntoken = admin\n'
-                    'push_aggregates = false\nresend_interval = 12\n'
-                    'read_concurrency = 6\n')
+                    + more)
     conf = sched_conf.new_config()
     conf(['--config-file', str(path)], project='scheduler',
          default_config_files=[])
+    return conf
+
+
+def test_build_feed_reaches_the_configured_placement(tmp_path):
+    conf = _feed_conf(tmp_path, 'push_aggregates = false\n'
+                      'resend_interval = 12\nread_concurrency = 6\n')
     feed = feed_cmd.build_feed(conf, fakes.RecordingClient())
     assert feed.reader.http.get_endpoint() == 'http://127.0.0.1:8778'
     assert feed.reader.http.service_type == 'placement'
@@ -81,13 +87,8 @@ def test_waiting_for_workers_ends_on_stop():
 
 def test_build_feed_asks_nova_for_compute_hosts_unless_told_not_to(
         tmp_path):
-    path = tmp_path / 'feed.conf'
-    path.write_text('[placement_feed]\nauth_type = admin_token\n'
-                    'endpoint = http://127.0.0.1:8778\ntoken = admin\n'
-                    'compute_endpoint_override = http://nova:8774/v2.1\n')
-    conf = sched_conf.new_config()
-    conf(['--config-file', str(path)], project='scheduler',
-         default_config_files=[])
+    conf = _feed_conf(
+        tmp_path, 'compute_endpoint_override = http://nova:8774/v2.1\n')
     feed = feed_cmd.build_feed(conf, fakes.RecordingClient())
     assert feed.hosts.http.get_endpoint() == 'http://nova:8774/v2.1'
     assert feed.hosts.http.service_type == 'compute'
