@@ -230,6 +230,8 @@ def config_text(test, directory):
     for section, values in sections.items():
         lines.append('[%s]' % section)
         for name, value in values.items():
+            if value is None:
+                continue          # unset in nova: this option's default
             if isinstance(value, (list, tuple)):
                 value = ','.join(value)
             lines.append('%s = %s' % (name, value))
