@@ -12,6 +12,13 @@ as nova asks placement for it:
 * ``DISK_GB``: root + ephemeral + swap (swap is in MiB, rounded up to GiB);
   a request that boots from volume (``is_bfv``) has no root disk here.
 
+A flavor's extra specs ``resources:<CLASS>=<N>`` (nova's syntax for its
+unnumbered request group) set the amount of ``CLASS``: another class is
+added (``resources:CUSTOM_FPGA=1``), a standard one replaced
+(``resources:VCPU=0`` asks for none); numbered groups (``resources1:``)
+are not read here. A class name or amount that is not one is an
+``InvalidField`` naming the extra spec.
+
 A tracker's PCPU inventory is the host CPUs its NUMA cells set aside for
 pinning (``pcpus``; nova's ``cpu_dedicated_set``), see
 ``scheduler.db.providers.inventories_from_node``. Zero amounts are left
@@ -20,13 +27,17 @@ out.
 
 import json
 
+from scheduler import exception
 from scheduler.model import cpu_policy
+from scheduler.model import generic_inventory
 
 VCPU = 'VCPU'
 PCPU = 'PCPU'
 MEMORY_MB = 'MEMORY_MB'
 DISK_GB = 'DISK_GB'
 STANDARD = (VCPU, MEMORY_MB, DISK_GB)
+#: nova's flavor extra spec of its unnumbered group's resources
+EXTRA_SPEC_PREFIX = 'resources:'
 
 
 def flavor_resources(flavor, is_bfv=False, dedicated_vcpus=0,
@@ -46,8 +57,32 @@ def flavor_resources(flavor, is_bfv=False, dedicated_vcpus=0,
 def request_resources(spec):
     """Amount of each class one instance of RequestSpec ``spec`` needs."""
     cpus = cpu_policy.guest_cpus(spec)
-    return flavor_resources(spec.flavor, bool(spec.get('is_bfv')),
-                            len(cpus.dedicated), cpus.emulator_pcpus)
+    amounts = flavor_resources(spec.flavor, bool(spec.get('is_bfv')),
+                               len(cpus.dedicated), cpus.emulator_pcpus)
+    amounts.update(extra_spec_resources(spec.flavor))
+    return {rc: amount for rc, amount in amounts.items() if amount > 0}
+
+
+def extra_spec_resources(flavor):
+    """Class -> amount of the flavor's ``resources:<CLASS>`` extra specs
+    (module docstring), zero amounts included."""
+    amounts = {}
+    for key, value in (flavor.get('extra_specs') or {}).items():
+        if not key.startswith(EXTRA_SPEC_PREFIX):
+            continue
+        path = 'flavor.extra_specs.' + key
+        name = generic_inventory.check_resource_class(
+            key[len(EXTRA_SPEC_PREFIX):], path)
+        try:
+            amount = int(value)
+        except (TypeError, ValueError):
+            amount = -1
+        if amount < 0:
+            raise exception.InvalidField(
+                field=path, reason='expected an amount of 0 or more, got %r'
+                % (value,))
+        amounts[name] = amount
+    return amounts
 
 
 def dedicated_cpus(numa_topology):

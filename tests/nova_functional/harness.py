@@ -317,8 +317,12 @@ class SchedulerService(fixtures.Fixture):
         # nova's own queues included: nova's RPCFixture does it at the end
         self.worker.transport = _KeptOpen(self.worker.transport)
         self.sent = 0     # the new worker's counters start at 0 too
-        client = SchedulerClient(self.conf)
-        self.feed = feed_cmd.build_feed(self.conf, _Counted(client, self))
+        # on the worker's transport: a client's own would be cleaned up
+        # with the fake driver's exchanges (nova's too) when closed
+        self.client = SchedulerClient(self.conf,
+                                      transport=self.worker.transport)
+        self.feed = feed_cmd.build_feed(self.conf,
+                                        _Counted(self.client, self))
         self._stop.clear()
         self._thread = threading.Thread(target=self._feed_forever,
                                         name='placement-feed', daemon=True)
@@ -349,7 +353,7 @@ class SchedulerService(fixtures.Fixture):
     def _after_catching_up(self, select_destinations):
         @functools.wraps(select_destinations)
         def caught_up(endpoint, ctxt, *args, **kwargs):
-            self.catch_up()
+            self.catch_up(endpoint.manager)
             return select_destinations(endpoint, ctxt, *args, **kwargs)
         return caught_up
 
@@ -366,9 +370,10 @@ class SchedulerService(fixtures.Fixture):
                     self._casts_done.notify_all()
         return running
 
-    def catch_up(self):
+    def catch_up(self, manager):
         """Nova's earlier casts stored, one feed cycle, its reports
-        written, the host table refreshed (module docstring)."""
+        written, ``manager``'s host table refreshed (module docstring);
+        no cycle while the worker is being replaced."""
         # a cast sent before the call is taken from its queue within one
         # poll of the fake driver
         time.sleep(2 * FAKE_POLL)
@@ -376,9 +381,12 @@ class SchedulerService(fixtures.Fixture):
             self._casts_done.wait_for(lambda: not self._casts_running,
                                       CATCH_UP_TIMEOUT)
         with self._feed_lock:
-            self._run_cycle()
-            sent = self.sent
-        endpoint = self.worker.endpoint
+            current = self.worker is not None and \
+                self.worker.endpoint is manager
+            if current:
+                self._run_cycle()
+            sent = self.sent if current else 0
+        endpoint = manager
         deadline = time.monotonic() + CATCH_UP_TIMEOUT
         while _received(endpoint.recorder) < sent:
             if time.monotonic() > deadline:
