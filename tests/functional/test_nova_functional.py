@@ -49,7 +49,7 @@ def test_nova_s_functional_tests_pass_with_this_scheduler():
     _prepared()
     wanted = _subset()
     result = subprocess.run(
-        [str(TOOL), '--scheduler', 'this', '--concurrency', '2'] +
+        [str(TOOL), '--scheduler', 'this', '--concurrency', '1'] +
         ['^%s$' % re.escape(test) for test in wanted],
         capture_output=True, text=True, timeout=1800, cwd=ROOT)
     outcomes = dict(RESULT.findall(result.stdout))
