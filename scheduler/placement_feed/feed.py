@@ -96,6 +96,9 @@ class PlacementFeed:
         self._aggregates_due = False
         self._usages_read = {}  # provider uuid -> when its usages were read
         self._not_serving = set()  # service hosts Nova says do not serve
+        # Nova's services listing answered last cycle: only then is a 404
+        # for a compute node Nova's word (not another service's)
+        self._nova_answers = False
         self._last_cycle = None
 
     def run_cycle(self):
@@ -218,7 +221,7 @@ class PlacementFeed:
             stats = tree.report(members, skipped)
             name = self._name(members[0].listed)
             if _host(name) in self._not_serving or (
-                    stats['kind'] == 'compute' and self.hosts is not None
+                    stats['kind'] == 'compute' and self._nova_answers
                     and self.hosts.unknown(root)):
                 stats = dict(stats, disabled=True)
             self._log_skipped(members[0].listed.name, skipped)
@@ -233,6 +236,7 @@ class PlacementFeed:
         if self.hosts is None:
             return
         serving = self.hosts.serving()
+        self._nova_answers = serving is not None
         if serving is None:
             return
         roots = {uuid: self.hosts.host_of(uuid) for uuid, listed in

@@ -346,3 +346,23 @@ def test_a_tree_named_after_its_provider_is_renamed_once_nova_answers(
     clock.now += nova_hosts.RETRY_AFTER
     feed.run_cycle()
     assert tuple(client.reports[-1][0]) == ('compute1', 'compute-000')
+
+
+def test_a_404_from_a_service_that_is_not_nova_disables_nothing(
+        placement, client, clock):
+    # an auth plugin with one fixed endpoint (admin_token) sends Nova's
+    # requests to Placement, which knows neither URL
+    from scheduler.placement_feed import nova_hosts
+    _cloud(placement, 2)
+
+    class Placement:
+        @staticmethod
+        def get(url, **kwargs):
+            return fakes.FakeResponse(404, {'errors': []})
+
+    feed = feed_mod.PlacementFeed(
+        reader.PlacementReader(placement), client, ctxt=None, clock=clock,
+        hosts=nova_hosts.NovaHosts(Placement()))
+    feed.run_cycle()
+    assert [(name, stats['disabled']) for name, stats in client.reports] \
+        == [('compute-000', False), ('compute-001', False)]
