@@ -164,6 +164,46 @@ class FilterScheduler:
         self._record(ctxt, consumers, decision, selections)
         return selections
 
+    def check_destination(self, ctxt, spec, instance_uuids=None):
+        """Whether the instance may stay where it is with what ``spec``
+        now asks of its image: nova's rebuild check. The host the
+        request names (``force_hosts`` and ``force_nodes``, as nova
+        sends it, or ``requested_destination``) through the filters that
+        judge
+        the image (``BaseFilter.judges_image``), no fit rule (the
+        instance holds its resources there), no claim, no alternates.
+        One ``[Selection]`` per instance, or NoValidHost as
+        ``select_destinations`` raises it."""
+        request = RequestState.take(
+            spec, is_admin=bool(getattr(ctxt, 'is_admin_caller', False)))
+        if not (request.force_hosts or request.force_nodes or
+                request.requested_destination):
+            raise exception.InvalidField(
+                field='spec_obj.force_hosts',
+                reason='a check in place names the host it checks')
+        consumers = list(instance_uuids or spec.get('instance_uuids') or
+                         [uuidutils.generate_uuid()
+                          for _ in range(spec.num_instances)])
+        decision = _Decision(self._clock)
+        self._refresh(decision)
+        decision.timed('preload', self._preload, request, consumers)
+        try:
+            with self.cache.lock:
+                table = self.cache.table
+                rows = decision.timed(
+                    'filter', self._filter, table, request,
+                    Diagnosis(table.size), _compute_only(table),
+                    [f for f in self.filters if f.judges_image])
+                decision.considered = len(rows)
+                selections = [[self._selection(table, rows[0], consumer,
+                                               request, False, 0.0)]
+                              for consumer in consumers]
+        except exception.NoValidHost:
+            self._record(ctxt, consumers, decision, None)
+            raise
+        self._record(ctxt, consumers, decision, selections)
+        return selections
+
     def _held(self, request, consumers):
         """A repeated request's answer (a call delivered again after its
         worker died, or the caller's retry), asked by the claim when the
@@ -351,10 +391,12 @@ class FilterScheduler:
                            plan, key)
         return plan
 
-    def _filter(self, table, request, diagnosis, within=None):
+    def _filter(self, table, request, diagnosis, within=None,
+                filters=None):
         """Rows that pass every filter (among ``within``, a mask of the
-        providers of the request's kind, if given), in row order; the
-        table's read-only ``every_row()`` when all of them pass."""
+        providers of the request's kind, if given; ``filters``: those
+        of the driver when None), in row order; the table's read-only
+        ``every_row()`` when all of them pass."""
         alive = requested_hosts_mask(table, request)
         hosts_in = table.size
         if within is not None:
@@ -373,7 +415,7 @@ class FilterScheduler:
                       'force/ignore/retry/destination' if len(removed)
                       else None)
         hosts_in = hosts_left
-        for plugin in self.filters:
+        for plugin in self.filters if filters is None else filters:
             if not hosts_in:
                 break
             if not plugin.applies_to(request):

@@ -107,6 +107,8 @@ class AggregateTypeAffinityFilter(base.BaseFilter):
 
 class AggregateImagePropertiesIsolation(base.BaseFilter):
 
+    judges_image = True
+
     def __init__(self, conf):
         super().__init__(conf)
         options = conf.filter_scheduler

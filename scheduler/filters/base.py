@@ -24,6 +24,11 @@ A filter that removes exactly the hosts where the request's resources do
 not fit (the rule of ``scheduler.model.fit``) sets ``applies_fit_rule``:
 the driver then does not apply the rule again to the first instance.
 
+A filter whose verdict can change with the instance's image alone, its
+resources and neighbours unchanged, sets ``judges_image``: a check of an
+instance in place (nova's rebuild with a new image,
+``FilterScheduler.check_destination``) runs only those filters.
+
 Stored data (the preload hook). A filter never touches the database in
 ``filter_all`` or ``host_passes``. One that needs stored data for a
 request (the hosts of the instances a hint names ...) overrides
@@ -61,6 +66,9 @@ class BaseFilter:
 
     #: True if the filter is the fit rule itself (see the module docstring)
     applies_fit_rule = False
+
+    #: True if the filter judges the instance's image (module docstring)
+    judges_image = False
 
     def __init__(self, conf):
         self.conf = conf

@@ -119,6 +119,8 @@ def _supports(supported_instances, triple):
 
 class ImagePropertiesFilter(base.BaseFilter):
 
+    judges_image = True
+
     def applies_to(self, request):
         triple, clauses = self._wanted(request)
         return triple is not None or bool(clauses)

@@ -22,6 +22,8 @@ from scheduler.filters import base
 
 class IsolatedHostsFilter(base.BaseFilter):
 
+    judges_image = True
+
     def __init__(self, conf):
         super().__init__(conf)
         options = conf.filter_scheduler

@@ -218,8 +218,10 @@ class PlacementFeed:
         count = 0
         for root, members in self._trees(self._dirty).items():
             skipped = set()
-            stats = tree.report(members, skipped)
             name = self._name(members[0].listed)
+            stats = tree.report(
+                members, skipped,
+                self.hosts.arch_of(root) if self.hosts else None)
             if _host(name) in self._not_serving or (
                     stats['kind'] == 'compute' and self._nova_answers
                     and self.hosts.unknown(root)):

@@ -14,7 +14,10 @@ hosts, so the feed reports each tree under ``(host, node)``.
 type ``compute``, ``[placement_feed] compute_endpoint_override``).
 ``host_of(uuid)`` reads ``GET /os-hypervisors/{uuid}`` at microversion
 2.53 (where a hypervisor's id is its compute node UUID, which is its
-provider's UUID) once per provider, and remembers the answer. A
+provider's UUID) once per provider, and remembers the answer;
+``arch_of(uuid)`` is the CPU architecture the same answer gives
+(``cpu_info.arch``, lower case; None when unsaid), for a driver that
+reports no ``HW_ARCH_*`` trait to Placement. A
 provider Nova does not know (404: a sharing or network provider, or the
 compute node of a deleted compute service) has no service host (None: its
 report is named after the provider; ``unknown(uuid)`` says so). An answer
@@ -32,6 +35,7 @@ not answer (the caller keeps what it knew). A host missing from the list
 (its service deleted) does not serve.
 """
 
+import json
 import time
 
 from keystoneauth1 import exceptions as ks_exceptions
@@ -62,6 +66,7 @@ class NovaHosts:
         self.clock = clock
         self.requests = 0
         self._hosts = {}      # provider uuid -> service host or None
+        self._archs = {}      # provider uuid -> cpu_info's arch
         self._logged = set()  # statuses already logged
         self._failed_at = None
 
@@ -85,9 +90,16 @@ class NovaHosts:
         if response.status_code != 200:
             return self._failed(response.status_code,
                                 getattr(response, 'text', '')[:200])
-        host = response.json()['hypervisor']['service']['host']
+        hypervisor = response.json()['hypervisor']
+        host = hypervisor['service']['host']
         self._hosts[uuid] = host
+        self._archs[uuid] = _arch(hypervisor.get('cpu_info'))
         return host
+
+    def arch_of(self, uuid):
+        """The CPU architecture of provider ``uuid``'s compute node as
+        Nova shows it, once ``host_of(uuid)`` read it; else None."""
+        return self._archs.get(uuid)
 
     def unknown(self, uuid):
         """Did Nova say it has no compute node ``uuid`` (404)?"""
@@ -124,3 +136,16 @@ class NovaHosts:
                         'reports are named after their provider and its '
                         'services\' states are not read until it does',
                         status, detail)
+
+
+def _arch(cpu_info):
+    """``cpu_info['arch']`` in lower case: a dict from microversion 2.28,
+    a JSON string before; None for anything else (an ironic node's
+    ``cpu_info`` is free text)."""
+    if isinstance(cpu_info, str):
+        try:
+            cpu_info = json.loads(cpu_info)
+        except ValueError:
+            return None
+    arch = cpu_info.get('arch') if isinstance(cpu_info, dict) else None
+    return arch.lower() if isinstance(arch, str) and arch else None

@@ -31,9 +31,10 @@ the root first, is the ``update_resource_stats`` dict of the tree:
   the filters and weighers that read nova's HostState numbers, and
   ``supported_instances`` as far as Placement tells it: one
   ``[arch]`` per ``HW_ARCH_<ARCH>`` trait (nova's libvirt driver reports
-  the host's), hypervisor type and VM mode unsaid; ``[[]]`` (nothing
-  said) without such a trait. ``ImagePropertiesFilter`` holds nothing
-  unsaid against a host.
+  the host's), else ``[arch]`` of the ``arch`` the caller knows from
+  Nova's API (``nova_hosts.NovaHosts.arch_of``), hypervisor type and VM
+  mode unsaid; ``[[]]`` (nothing said) without either.
+  ``ImagePropertiesFilter`` holds nothing unsaid against a host.
 
 A class or trait name the scheduler does not accept is left out, and
 named in ``skipped`` so the caller can log it once. A tree is a member
@@ -124,9 +125,9 @@ def _classic_fields(inventories, used):
     return fields
 
 
-def report(members, skipped=None):
+def report(members, skipped=None, arch=None):
     """The tracker report of one tree (module docstring); ``members[0]``
-    is the root."""
+    is the root, ``arch`` its CPU architecture if known otherwise."""
     skipped = set() if skipped is None else skipped
     inventories, used = _fold_inventories(members, skipped)
     traits = sorted({trait for member in members for trait in member.traits
@@ -140,6 +141,6 @@ def report(members, skipped=None):
         stats.update(_classic_fields(inventories, used))
         stats['supported_instances'] = [
             [trait[len(ARCH_TRAIT):].lower()] for trait in traits
-            if trait.startswith(ARCH_TRAIT)] or [[]]
+            if trait.startswith(ARCH_TRAIT)] or [[arch] if arch else []]
     return stats
 

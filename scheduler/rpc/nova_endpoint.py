@@ -73,11 +73,17 @@ class NovaEndpoint:
     def _delegate(self, method, ctxt, **args):
         """The manager's ``method``, after the edge check of its
         arguments as the scheduler's own API gets it."""
+        return getattr(self.manager, method)(
+            ctxt, **self._checked(method, args))
+
+    def _checked(self, method, args):
+        """``args`` of the scheduler's own ``method``, read and through
+        the edge check that API gets."""
         args = arguments.read(method, args)
         self.edge.check_arguments(method, version.RPC_API_VERSION, args)
         # the plugins' own checks, as the worker's dispatcher runs them
         dispatcher._plugin_checks(self.manager, method, args)
-        return getattr(self.manager, method)(ctxt, **args)
+        return args
 
     @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(nova_wire.NoValidHost,
@@ -104,6 +110,17 @@ class NovaEndpoint:
                                       filter_properties, self.cell_uuid)
         uuids = nova_wire.consumers(spec, instance_uuids,
                                     uuidutils.generate_uuid)
+        if nova_wire.is_rebuild_check(spec):
+            # the instance stays and keeps its allocations: nothing is
+            # claimed or written to Placement (as nova-scheduler)
+            args = self._checked('select_destinations',
+                                 {'spec_obj': spec, 'instance_uuids': uuids})
+            # (its NoValidHost is answered in nova's words above; not a
+            # method of the scheduler's own API, hence not the manager's)
+            selections = self.manager.driver.check_destination(
+                ctxt, args['spec_obj'], args['instance_uuids'])
+            return nova_wire.answer(selections, return_objects,
+                                    self.cell_uuid, self._zone_of)
 
         def plan(spec):
             return self._plan(ctxt, spec, uuids, bool(

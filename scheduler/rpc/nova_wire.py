@@ -26,6 +26,13 @@ instance_uuid``): ``consumers`` completes the list to ``num_instances``
 with generated consumers, whose claims a tracker's sync never confirms
 and the claim sweeper releases after the grace period.
 
+A rebuild with a new image is a check, not a placement (the hint
+``_nova_check_type: ['rebuild']``, the instance's host and node as
+``force_hosts`` and ``force_nodes``; ``is_rebuild_check``): the endpoint
+answers it
+from the filters that judge the image, claims nothing and writes nothing
+to Placement, as nova-scheduler does.
+
 Out:
 
 * ``return_objects`` true: one list per instance of nova ``Selection``
@@ -150,6 +157,15 @@ def hostless_destination(destination, cell_uuid=None):
             'and the hosts of this scheduler are in cell %s ([nova] '
             'cell_uuid)' % (wanted, cell_uuid))
     return True
+
+
+def is_rebuild_check(spec):
+    """True if nova asks whether an instance may stay on its host with
+    a new image (a rebuild: the hint ``_nova_check_type`` is
+    ``['rebuild']``): nova-scheduler then runs the filters that judge
+    the image on that host, and claims nothing."""
+    hints = spec.get('scheduler_hints') or {}
+    return list(hints.get('_nova_check_type') or ()) == ['rebuild']
 
 
 def named_consumers(spec, instance_uuids):

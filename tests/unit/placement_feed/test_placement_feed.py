@@ -278,8 +278,9 @@ def test_usage_sweep_of_zero_reads_every_provider_every_cycle(
 class FakeNova:
     """Nova's API: the service host of each provider, and the services."""
 
-    def __init__(self, hosts, serving):
+    def __init__(self, hosts, serving, cpu_infos=None):
         self.hosts, self.serving_hosts = hosts, serving
+        self.cpu_infos = cpu_infos or {}   # provider uuid -> cpu_info
         self.urls = []
 
     def get(self, url, microversion=None, raise_exc=True):
@@ -289,11 +290,14 @@ class FakeNova:
                 {'host': host, 'status': 'enabled', 'forced_down': False,
                  'state': 'up' if host in self.serving_hosts else 'down'}
                 for host in set(self.hosts.values())]})
-        host = self.hosts.get(url.rsplit('/', 1)[-1])
+        uuid = url.rsplit('/', 1)[-1]
+        host = self.hosts.get(uuid)
         if host is None:
             return fakes.FakeResponse(404, {})
-        return fakes.FakeResponse(200, {'hypervisor': {
-            'service': {'host': host}}})
+        hypervisor = {'service': {'host': host}}
+        if uuid in self.cpu_infos:
+            hypervisor['cpu_info'] = self.cpu_infos[uuid]
+        return fakes.FakeResponse(200, {'hypervisor': hypervisor})
 
 
 def test_reports_name_the_compute_service_host_and_its_state(
@@ -367,3 +371,26 @@ def test_a_404_from_a_service_that_is_not_nova_disables_nothing(
     assert sorted((name, stats['disabled'])
                   for name, stats in client.reports) == [
         ('compute-000', False), ('compute-001', False)]
+
+
+def test_a_host_without_an_arch_trait_gets_the_arch_nova_shows(
+        placement, client, clock):
+    # nova's fake and vmware drivers report no HW_ARCH_* trait; Nova's
+    # API shows the hypervisor's cpu_info (a dict from microversion 2.28,
+    # a JSON string before, free text for ironic)
+    from scheduler.placement_feed import nova_hosts
+    uuids = _cloud(placement, 4)
+    nova = FakeNova(
+        {uuid: 'compute%d' % i for i, uuid in enumerate(uuids)},
+        serving={'compute%d' % i for i in range(4)},
+        cpu_infos={uuids[0]: {'arch': 'x86_64', 'model': 'Nehalem'},
+                   uuids[1]: '{"arch": "AArch64"}',
+                   uuids[2]: 'baremetal cpu'})
+    feed = feed_mod.PlacementFeed(
+        reader.PlacementReader(placement), client, ctxt=None, clock=clock,
+        hosts=nova_hosts.NovaHosts(nova))
+    feed.run_cycle()
+    assert {tuple(name)[0]: stats['supported_instances']
+            for name, stats in client.reports} == {
+        'compute0': [['x86_64']], 'compute1': [['aarch64']],
+        'compute2': [[]], 'compute3': [[]]}

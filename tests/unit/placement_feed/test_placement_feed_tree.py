@@ -94,3 +94,9 @@ def test_supported_instances_from_the_arch_trait():
     # nothing said: ImagePropertiesFilter holds nothing against the host
     assert tree.report([read.read_provider(listed[plain])])[
         'supported_instances'] == [[]]
+    # the architecture Nova's API gives, where no trait says one; a
+    # trait wins
+    assert tree.report([read.read_provider(listed[plain])], arch='x86_64')[
+        'supported_instances'] == [['x86_64']]
+    assert tree.report([read.read_provider(listed[arm])], arch='x86_64')[
+        'supported_instances'] == [['aarch64']]

@@ -10,6 +10,7 @@ import pytest
 from keystoneauth1 import exceptions as ks_exc
 
 from scheduler.db import claims
+from scheduler import exception
 from scheduler.rpc import nova_endpoint
 from scheduler.rpc import nova_placement
 from scheduler.rpc import nova_wire
@@ -242,3 +243,52 @@ def test_write_back_needs_placement_options(conf, manager,  # noqa: F811
     [endpoint] = server.dispatcher.endpoints
     assert endpoint.write_back is not None
 
+
+
+def _rebuild_check(host='compute-02', node='compute-02', memory_mb=None,
+                   **image_props):
+    """select_destinations as nova 34's conductor sends a rebuild with a
+    new image (``compute.api.API.rebuild``): the instance's host and node
+    forced, the hint ``_nova_check_type``, no alternates."""
+    args = recorded.select_args('4.5', policy=None, num_instances=1)
+    args['return_alternates'] = False
+    data = args['spec_obj']['nova_object.data']
+    data.update(force_hosts=[host], force_nodes=[node],
+                scheduler_hints={'_nova_check_type': ['rebuild']})
+    if memory_mb is not None:
+        data['flavor']['nova_object.data']['memory_mb'] = memory_mb
+    props = data['image']['nova_object.data']['properties']
+    props['nova_object.data'].update(image_props)
+    return args
+
+
+def test_a_rebuild_check_claims_and_writes_nothing(nova_with, db):
+    placement = FakePlacement()
+    nova = nova_with(placement)
+    # the instance holds its resources where it is: a flavor no host has
+    # room for is no reason to refuse (nova-scheduler counts none either)
+    [[answer]] = send(nova, 'select_destinations', '4.5',
+                      _rebuild_check(memory_mb=10 ** 6))
+    selection = answer['nova_object.data']
+    assert (selection['service_host'], selection['nodename']) == (
+        'compute-02', 'compute-02')
+    assert placement.sent == []
+    assert claims.list_allocations(db) == []
+
+
+def test_a_rebuild_check_refuses_an_image_the_host_cannot_run(nova_with,
+                                                             db, caplog):
+    caplog.set_level('INFO')
+    placement = FakePlacement()
+    nova = nova_with(placement)
+    with pytest.raises(nova_wire.NoValidHost):
+        send(nova, 'select_destinations', '4.5',
+             _rebuild_check(hw_architecture='aarch64'))
+    assert 'ImagePropertiesFilter' in caplog.text
+    assert placement.sent == [] and claims.list_allocations(db) == []
+    # the check names the host: without one it is an invalid request
+    args = _rebuild_check()
+    data = args['spec_obj']['nova_object.data']
+    data.update(force_hosts=None, force_nodes=None)
+    with pytest.raises(exception.InvalidField, match='force_hosts'):
+        send(nova, 'select_destinations', '4.5', args)
