@@ -49,7 +49,7 @@ providers = sa.Table(
     sa.Column('availability_zone', sa.String(255), nullable=True),
     sa.Column('reported_at', types.Timestamp, nullable=True),
     sa.Column('created_at', types.Timestamp, nullable=False),
-    sa.Column('attributes', sa.Text, nullable=True),
+    sa.Column('attributes', types.LongText, nullable=True),
     sa.Column('failed_builds', sa.Integer, nullable=False, default=0,
               server_default='0'),
     sa.UniqueConstraint('host', 'nodename', name='uniq_providers0host0node'),
@@ -112,8 +112,8 @@ aggregates = sa.Table(
     sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
     sa.Column('uuid', sa.String(36), nullable=False, unique=True),
     sa.Column('name', sa.String(255), nullable=True),
-    sa.Column('metadata_json', sa.Text, nullable=False),
-    sa.Column('hosts_json', sa.Text, nullable=False),
+    sa.Column('metadata_json', types.LongText, nullable=False),
+    sa.Column('hosts_json', types.LongText, nullable=False),
     # a deleted aggregate stays as a tombstone so workers see it go
     sa.Column('deleted', sa.Boolean, nullable=False, default=False),
     sa.Column('change_seq', sa.BigInteger, nullable=False, index=True),
@@ -131,7 +131,7 @@ instances = sa.Table(
     sa.Column('node', sa.String(255), nullable=True),
     sa.Column('project_id', sa.String(255), nullable=True),
     sa.Column('group_uuid', sa.String(36), nullable=True),
-    sa.Column('attributes', sa.Text, nullable=True),
+    sa.Column('attributes', types.LongText, nullable=True),
     sa.Column('updated_at', types.Timestamp, nullable=False),
     # a forgotten instance stays as a tombstone so workers see it go
     sa.Column('deleted', sa.Boolean, nullable=False, default=False),

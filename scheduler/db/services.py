@@ -40,7 +40,7 @@ SERVICES = sa.Table(
     sa.Column('worker', sa.Integer, nullable=False),
     sa.Column('release', sa.String(64), nullable=False),
     sa.Column('rpc_version', sa.String(16), nullable=False),
-    sa.Column('object_versions', sa.Text, nullable=False),
+    sa.Column('object_versions', types.LongText, nullable=False),
     sa.Column('started_at', types.Timestamp, nullable=False),
     sa.Column('heartbeat_at', types.Timestamp, nullable=False),
 )

@@ -9,6 +9,7 @@ for integer fields) are checked before, on the raw message, by
 ``validation.check_structure``.
 """
 
+from scheduler.db import models
 from scheduler.model import names
 from scheduler.model import resource_groups
 from scheduler.objects import request_spec
@@ -32,6 +33,13 @@ STRINGS = {'type': 'array', 'items': {'type': 'string'}}
 STRING_MAP = {'type': 'object', 'additionalProperties': {'type': 'string'}}
 COUNT = {'type': 'integer', 'minimum': 0}
 
+
+def stored_in(column):
+    """A string (or null) the database keeps in ``column``: at most as
+    many characters as the column holds, so that a longer one is refused
+    here, naming its field, and never reaches the database."""
+    return {'type': ['string', 'null'], 'maxLength': column.type.length}
+
 #: ``host`` or ``[host, node]`` (``scheduler.model.names``)
 TRACKER_NAME = {
     'anyOf': [HOST, {'type': 'array', 'minItems': 2, 'maxItems': 2,
@@ -53,7 +61,7 @@ INSTANCE_GROUP = {
     'type': ['object', 'null'],
     'required': ['policy'],
     'properties': {
-        'uuid': NULLABLE_STRING,
+        'uuid': stored_in(models.instance_groups.c.uuid),
         'policy': {'enum': list(request_spec.GROUP_POLICIES)},
         'rules': {
             'type': 'object',
@@ -150,7 +158,12 @@ AGGREGATE = {
 INSTANCE_INFO = {
     'type': 'object',
     'required': ['uuid'],
-    'properties': {'uuid': UUID},
+    'properties': {
+        'uuid': UUID,
+        'node': stored_in(models.instances.c.node),
+        'project_id': stored_in(models.instances.c.project_id),
+        'group_uuid': stored_in(models.instances.c.group_uuid),
+    },
 }
 
 _RATIO = {'type': ['number', 'null'], 'minimum': 0,
@@ -162,6 +175,7 @@ COMPUTE_NODE = {
     'type': 'object',
     'properties': {
         'updated_at': {'notInFuture': True},
+        'uuid': stored_in(models.providers.c.uuid),
         'cpu_allocation_ratio': _RATIO,
         'ram_allocation_ratio': _RATIO,
         'disk_allocation_ratio': _RATIO,

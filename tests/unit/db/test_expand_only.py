@@ -16,6 +16,12 @@ from tests.functional import previous_release
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 VERSIONS = 'scheduler/db/migrations/versions'
 CONTRACTING = re.compile(r'\bop\.(drop_\w+|alter_column|rename_table)\b')
+#: migrations whose alter_column only widens a type, with the reason the
+#: previous release runs on the result unchanged
+WIDENING = {
+    '0006_long_text.py': 'TEXT to LONGTEXT on MySQL/MariaDB only: the '
+                         'same strings are read and written',
+}
 
 
 def _previous_migrations():
@@ -35,5 +41,7 @@ def test_new_migrations_only_add():
         upgrade = path.read_text().split('def upgrade', 1)[-1]
         upgrade = upgrade.split('\ndef downgrade', 1)[0]
         found = CONTRACTING.findall(upgrade)
+        if path.name in WIDENING:
+            found = [op for op in found if op != 'alter_column']
         assert not found, '%s contracts the schema (%s) while the previous ' \
             'release may still run on it' % (path.name, ', '.join(found))
