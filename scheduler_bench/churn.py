@@ -4,8 +4,8 @@ A 10k-host cluster (30% used) and a 2-worker ``scheduler-server``. First
 4 conductors schedule alone (baseline latency); then the same conductors
 schedule while 10k trackers, 4 threads in each of 2 processes, cast
 ``update_resource_stats`` at a fixed total rate (each tracker once every
-``hosts / rate`` seconds, every report a real change: its
-``current_workload`` moves).
+``hosts / rate`` seconds, every report a real change: its usage moves by
+an instance built or deleted, ``workload.tracker_stats``).
 
 Report number N of a tracker carries ``stats.bench_beat = N``, so the sum
 over hosts of the stored ``bench_beat`` counts the reports the scheduler
@@ -51,17 +51,8 @@ TARGETS = (
 
 
 def _stats(index, beat):
-    vcpus, memory_mb, local_gb = workload.shape_of(index)
-    capacity = {'VCPU': vcpus * 4, 'MEMORY_MB': memory_mb,
-                'DISK_GB': local_gb}
-    return {'vcpus': vcpus, 'memory_mb': memory_mb, 'local_gb': local_gb,
-            'vcpus_used': int(capacity['VCPU'] * USED),
-            'memory_mb_used': int(capacity['MEMORY_MB'] * USED),
-            'local_gb_used': int(capacity['DISK_GB'] * USED),
-            'running_vms': 1, 'current_workload': beat % 7,
-            'stats': {'bench_beat': str(beat)},
-            'availability_zone': workload.zone_of(index),
-            'hypervisor_type': 'QEMU', 'hypervisor_version': 8002000}
+    """A tracker's report whose usage moves (``workload.tracker_stats``)."""
+    return workload.tracker_stats(index, beat, USED)
 
 
 def _tracker_main(client_values, hosts, process, rate, duration,

@@ -2,11 +2,13 @@
 
 A 10k-host cluster (30% used) and a 2-worker ``scheduler-server``. A
 separate process plays every host's tracker: each host reports once every
-``PERIOD`` seconds (10k hosts: 167 reports/s), its usage drifting as a
-real tracker's does (a random walk of a few percent of the host around
-its starting usage, so most reports are real changes the workers must
-learn of). While the reports flow, one conductor measures latency, then
-16 conductors measure throughput.
+``PERIOD`` seconds (10k hosts: 167 reports/s), its usage moving as a
+real tracker's does after a build or a delete (``vcpus_used``,
+``memory_mb_used``, ``local_gb_used`` and ``running_vms``, each report
+an instance away from the one before: ``workload.tracker_stats``), so
+every report is a real change the workers must learn of. While the
+reports flow, one conductor measures latency, then 16 conductors measure
+throughput.
 
 The floor is a bare oslo.messaging call on the same broker
 (``scheduler_bench.rpcfloor``), timed right before each layout starts
@@ -26,7 +28,6 @@ its host before being written). Overcommit is audited in the database
 afterwards.
 """
 
-import random
 import threading
 import time
 
@@ -44,7 +45,6 @@ NAME = 'steady'
 HOSTS = 10000
 PERIOD = 60.0
 USED = 0.3
-DRIFT = 0.02
 TRACKER_THREADS = 2
 LATENCY_S, THROUGHPUT_S = 10.0, 10.0
 QUICK_S = 3.0
@@ -75,18 +75,10 @@ LAYOUTS = ((None, None),
            ('report_worker', {'DEFAULT': {'report_workers': 1}}))
 
 
-def _stats(index, beat, rng):
-    """A tracker's report: usage drifting around USED."""
-    vcpus, memory_mb, local_gb = workload.shape_of(index)
-    drift = USED + rng.uniform(-DRIFT, DRIFT)
-    return {'vcpus': vcpus, 'memory_mb': memory_mb, 'local_gb': local_gb,
-            'vcpus_used': int(vcpus * 4 * drift),
-            'memory_mb_used': int(memory_mb * drift),
-            'local_gb_used': int(local_gb * USED),
-            'running_vms': 1, 'current_workload': 0,
-            'stats': {'bench_beat': str(beat)},
-            'availability_zone': workload.zone_of(index),
-            'hypervisor_type': 'QEMU', 'hypervisor_version': 8002000}
+def _stats(index, beat):
+    """A tracker's report: its usage moves by an instance built or
+    deleted (``workload.tracker_stats``)."""
+    return workload.tracker_stats(index, beat, USED)
 
 
 def _trackers_main(client_values, hosts, duration, first_beat, ready, go,
@@ -113,7 +105,6 @@ def _trackers_main(client_values, hosts, duration, first_beat, ready, go,
 
 
 def _tracker_thread(client, ctxt, mine, duration, first_beat, sent):
-    rng = random.Random(len(mine))
     rate = len(mine) / PERIOD
     started = time.monotonic()
     count = 0
@@ -125,7 +116,7 @@ def _tracker_thread(client, ctxt, mine, duration, first_beat, sent):
         index = mine[count % len(mine)]
         client.update_resource_stats(
             ctxt, workload.host_name(index),
-            _stats(index, first_beat + count // len(mine), rng))
+            _stats(index, first_beat + count // len(mine)))
         count += 1
     sent.append(count)
 

@@ -9,6 +9,7 @@ import socket
 
 import pytest
 
+from scheduler_bench import churn
 from scheduler_bench import cost
 from scheduler_bench import cost_cpu
 from scheduler_bench import report
@@ -166,3 +167,14 @@ def test_bare_floor_smoke(tmp_path):
     for kind in ('call', 'cast'):
         assert out[kind]['ops'] == 30
         assert 0 < out[kind]['server_ms'] < 100
+
+
+def test_every_report_of_a_tracker_moves_its_usage():
+    # a report whose usage never moves costs the scheduler less than a
+    # real tracker's after a build or a delete: the benches send these
+    moved = ('vcpus_used', 'memory_mb_used', 'local_gb_used', 'running_vms')
+    for beat in range(1, 10):
+        before = churn._stats(7, beat)
+        after = churn._stats(7, beat + 1)
+        assert all(before[k] != after[k] for k in moved)
+        assert after['stats']['bench_beat'] == str(beat + 1)
