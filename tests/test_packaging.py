@@ -49,3 +49,22 @@ def test_plugin_entry_points_load():
         assert manager.names(), namespace
         for ext in manager:
             assert ext.plugin.__name__ == ext.name
+
+
+def test_upper_constraints_pin_what_requirements_admit():
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    pins = {}
+    for line in (ROOT / 'upper-constraints.txt').read_text().splitlines():
+        if line.strip() and not line.startswith('#'):
+            name, version = line.split('==')
+            pins[canonicalize_name(name)] = version
+    for line in (ROOT / 'requirements.txt').read_text().splitlines():
+        if not line.strip() or line.startswith('#'):
+            continue
+        wanted = Requirement(line)
+        name = canonicalize_name(wanted.name)
+        assert name in pins, '%s is not in upper-constraints.txt' % name
+        assert wanted.specifier.contains(pins[name]), (
+            '%s==%s is outside requirements.txt\'s %s' % (
+                name, pins[name], wanted.specifier))

@@ -25,9 +25,15 @@ RABBIT_RECONNECT = {'rabbit_retry_interval': 1, 'rabbit_retry_backoff': 0,
 
 
 def _import_group(conf, module_name, attr, group):
+    """Register ``attr`` of ``module_name`` as ``group``; nothing when
+    this release of oslo.messaging has no such module (it then reads no
+    such group either: ``_tracing`` came with 18.3.0)."""
     import importlib
-    opts = getattr(importlib.import_module(module_name), attr)
-    conf.register_opts(opts, group=group)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return
+    conf.register_opts(getattr(module, attr), group=group)
 
 
 def register_opts(conf):

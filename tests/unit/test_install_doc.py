@@ -24,7 +24,9 @@ def _setup_cfg():
 def test_it_installs_from_the_source_tree():
     commands = re.findall(r'^\s*(\S*pip) install (.*)$', INSTALL,
                           re.MULTILINE)
-    assert commands == [(PREFIX + '/bin/pip', '.')]
+    assert commands == [(PREFIX + '/bin/pip',
+                         '-c upper-constraints.txt .')]
+    assert (ROOT / 'upper-constraints.txt').is_file()
     assert 'python3 -m venv %s' % PREFIX in INSTALL
 
 
