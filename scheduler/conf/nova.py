@@ -1,11 +1,11 @@
 """[nova] options: serve Nova's own scheduler RPC API beside this one.
 
 With ``enabled``, every worker that serves decisions also listens on
-Nova's exchange and topic (``scheduler.rpc.nova_endpoint``), so that an
+Nova's exchange and topic (``scheduler.nova.endpoint``), so that an
 unmodified Nova 34 conductor, API and computes talk to this scheduler as
 they talk to nova-scheduler. With ``placement_write_back`` the
 allocation of each instance is also written to Placement
-(``scheduler.rpc.nova_placement``), reached with the keystoneauth1
+(``scheduler.nova.placement``), reached with the keystoneauth1
 options of ``[placement_feed]``. See doc/source/nova-rpc-differences.rst.
 """
 

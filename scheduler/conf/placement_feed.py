@@ -24,7 +24,7 @@ or, for a Placement with ``[api] auth_strategy = noauth2`` (tests)::
 
 The workers use the same session options to write allocations back to
 Placement when ``[nova] enabled`` and ``[nova] placement_write_back`` are
-set (``scheduler.rpc.nova_placement``). See doc/source/placement-feed.rst.
+set (``scheduler.nova.placement``). See doc/source/placement-feed.rst.
 """
 
 from keystoneauth1 import loading as ks_loading

@@ -37,7 +37,7 @@ from scheduler import conf as sched_conf
 from scheduler.db import claims
 from scheduler.rpc import log_filters
 from scheduler.rpc import messaging
-from scheduler.rpc import nova_endpoint  # issue 21
+from scheduler.nova import endpoint as nova_endpoint  # issue 21
 from scheduler.service import composition
 from scheduler.service import heartbeat
 from scheduler.service import reload

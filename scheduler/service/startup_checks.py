@@ -39,7 +39,7 @@ from scheduler.db import api as db_api
 from scheduler.db import migration
 from scheduler.driver import plugins
 from scheduler.rpc import messaging
-from scheduler.rpc import nova_endpoint
+from scheduler.nova import endpoint as nova_endpoint
 from scheduler.rpc import policy
 from scheduler.service import broker_tls
 from scheduler.service import masking

@@ -362,7 +362,7 @@ def test_nova_s_own_client_at_every_pin(nova_python, scheduler,
                                         summary_line):
     exchange = 'nova-func-%s' % uuid.uuid4().hex[:12]
     server = scheduler(workers=1, options={
-        # the claims written to Placement: test_nova_placement
+        # the claims written to Placement: tests/unit/nova/test_placement.py
         'nova': {'enabled': True, 'cell_uuid': CELL, 'exchange': exchange,
                  'placement_write_back': False},
         'scheduler': {'max_attempts': 3}})

@@ -19,7 +19,7 @@ and the provider's usage counts each instance once. (The killed worker
 never got past the locked database, so what a repeat does with an
 allocation the dead worker had already written is pinned by
 ``test_a_repeated_call_writes_its_allocation_once`` in
-tests/unit/rpc/test_nova_placement.py, not here.)
+tests/unit/nova/test_placement.py, not here.)
 """
 
 import time

@@ -52,7 +52,7 @@ from scheduler.db import migration
 from scheduler.driver import plugins
 from scheduler import exception
 from scheduler.placement_feed import nova_hosts
-from scheduler.rpc import nova_endpoint
+from scheduler.nova import endpoint as nova_endpoint
 from scheduler.service import launcher
 from tests.nova_functional import nova_options
 
@@ -272,12 +272,12 @@ class SchedulerService(fixtures.Fixture):
         self._casts_running = 0
         self._casts_done = threading.Condition()
         self.useFixture(fixtures.MonkeyPatch(
-            'scheduler.rpc.nova_endpoint.NovaEndpoint.select_destinations',
+            'scheduler.nova.endpoint.NovaEndpoint.select_destinations',
             self._after_catching_up(
                 nova_endpoint.NovaEndpoint.select_destinations)))
         for method in NOVA_CASTS:
             self.useFixture(fixtures.MonkeyPatch(
-                'scheduler.rpc.nova_endpoint.NovaEndpoint.' + method,
+                'scheduler.nova.endpoint.NovaEndpoint.' + method,
                 self._counted(getattr(nova_endpoint.NovaEndpoint, method))))
         self.service = ServiceHandle(self)
         self.service.start()

@@ -61,7 +61,11 @@ NEVER_IMPORTS = {
                'oslo_messaging'),
     # the edge checks and answers; it does not schedule
     'rpc': ('service', 'driver', 'host_state', 'filters', 'weighers',
-            'manager', 'client', 'cmd', 'bench'),
+            'manager', 'client', 'cmd', 'bench', 'nova'),
+    # nova's API over the edge: it reads and writes nova's wire format,
+    # and Placement; the worker's parts come in through the manager
+    'nova': ('service', 'driver', 'host_state', 'filters', 'weighers',
+             'manager', 'client', 'cmd', 'bench'),
     # the endpoint takes its parts; the process builds them
     'manager': ('service', 'client', 'cmd', 'bench'),
     # what other services import: nothing of the server
@@ -69,7 +73,8 @@ NEVER_IMPORTS = {
                          'alembic'),
     'service': ('cmd', 'client', 'bench', 'placement_feed'),
     # reads Placement, pushes through the client as a tracker would
-    'placement_feed': _SERVER + ('rpc', 'bench', 'numpy', 'sqlalchemy',
+    'placement_feed': _SERVER + ('rpc', 'nova', 'bench', 'numpy',
+                                 'sqlalchemy',
                                  'oslo_db', 'alembic', 'oslo_messaging'),
     'cmd': ('bench',),
     # the bench measures the package from outside, never the reverse

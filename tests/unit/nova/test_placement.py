@@ -1,4 +1,4 @@
-"""Claims written back to Placement (``scheduler.rpc.nova_placement``):
+"""Claims written back to Placement (``scheduler.nova.placement``):
 nova's messages through NovaDispatcher and a real SchedulerManager on
 SQLite, with a fake Placement session that answers what it is scripted
 to and records every request.
@@ -11,14 +11,14 @@ from keystoneauth1 import exceptions as ks_exc
 
 from scheduler.db import claims
 from scheduler import exception
-from scheduler.rpc import nova_endpoint
-from scheduler.rpc import nova_placement
-from scheduler.rpc import nova_wire
+from scheduler.nova import endpoint as nova_endpoint
+from scheduler.nova import placement as nova_placement
+from scheduler.nova import wire as nova_wire
 from scheduler.rpc import validation
-from tests.unit.rpc import test_nova_wire as recorded
-from tests.unit.rpc.test_nova_endpoint import CELL
-from tests.unit.rpc.test_nova_endpoint import manager  # noqa: F401
-from tests.unit.rpc.test_nova_endpoint import send
+from tests.unit.nova import test_wire as recorded
+from tests.unit.nova.test_endpoint import CELL
+from tests.unit.nova.test_endpoint import manager  # noqa: F401
+from tests.unit.nova.test_endpoint import send
 
 CONFLICT = {'errors': [{'code': 'placement.undefined', 'detail': (
     'Unable to allocate inventory: capacity exceeded')}]}

@@ -1,8 +1,8 @@
-"""nova's scheduler RPC primitives, read and written (``nova_wire``).
+"""nova's scheduler RPC primitives, read and written (``scheduler.nova.wire``).
 
 The messages below are those nova 34.0.0's ``SchedulerAPI`` sends
 (recorded from its serializer, uuids and timestamps fixed), written with
-``tests.unit.fixtures.nova.envelope.obj``; ``test_nova_endpoint`` sends
+``tests.unit.fixtures.nova.envelope.obj``; ``test_endpoint`` sends
 them through the dispatcher and ``tests/functional/test_nova_client.py``
 runs nova's own client.
 """
@@ -16,7 +16,7 @@ import pytest
 
 from scheduler import exception
 from scheduler import objects
-from scheduler.rpc import nova_wire
+from scheduler.nova import wire as nova_wire
 from tests.unit.fixtures.nova.envelope import obj
 
 UUIDS = ['1c8a1f54-3b47-4c2e-9d0b-6a1e8c3d5f%02d' % i for i in range(4)]

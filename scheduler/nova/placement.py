@@ -47,7 +47,7 @@ from oslo_log import log as logging
 
 from scheduler import exception
 from scheduler.placement_feed import tree
-from scheduler.rpc import nova_wire
+from scheduler.nova import wire as nova_wire
 
 LOG = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Nova's messages through a worker's nova server: NovaDispatcher, the
 edge, policy and a real SchedulerManager on SQLite, at each RPC pin.
 
-The messages are those of ``test_nova_wire`` (nova 34's rpcapi, recorded);
+The messages are those of ``test_wire`` (nova 34's rpcapi, recorded);
 the hosts are nova trackers' reports (``tests.unit.fixtures.nova``).
 """
 
@@ -19,14 +19,14 @@ from scheduler.db import claims
 from scheduler.db import instances as db_instances
 from scheduler import exception
 from scheduler.rpc import late_ack
-from scheduler.rpc import nova_endpoint
-from scheduler.rpc import nova_wire
+from scheduler.nova import endpoint as nova_endpoint
+from scheduler.nova import wire as nova_wire
 from scheduler.rpc import validation
 from scheduler.service import startup_checks
 from scheduler.service import composition
 from scheduler import context as sched_context
 from tests.unit.fixtures.nova import compute_nodes
-from tests.unit.rpc import test_nova_wire as recorded
+from tests.unit.nova import test_wire as recorded
 
 CELL = 'c0ffee00-0000-4000-8000-000000000001'
 SERVICE = sched_context.RequestContext(project_id='p1', roles=['service'])
@@ -245,7 +245,7 @@ def test_servers_only_when_enabled(conf, manager, transport):
     with pytest.raises(exception.ConfigInvalid, match='cell_uuid'):
         nova_endpoint.servers(conf, transport, manager)
     conf.set_override('cell_uuid', CELL, 'nova')
-    # test_nova_placement: the claims written back to Placement
+    # test_placement: the claims written back to Placement
     conf.set_override('placement_write_back', False, 'nova')
     with pytest.raises(exception.ConfigInvalid, match='scheduler_v1'):
         nova_endpoint.servers(conf, transport, manager)

@@ -5,12 +5,12 @@ more RPC server for a worker: on ``[nova] exchange`` and ``[nova] topic``
 (fanout included, as oslo.messaging's RPC servers always listen), with
 ``NovaEndpoint`` behind ``NovaDispatcher``. Otherwise it returns ``[]``::
 
-    extra = nova_endpoint.servers(conf, transport, manager)
+    extra = endpoint.servers(conf, transport, manager)
     for server in extra:
         server.start()
 
 ``NovaEndpoint`` is thin: each method reads nova's arguments
-(``scheduler.rpc.nova_wire``), passes them through the same edge check a
+(``scheduler.nova.wire``), passes them through the same edge check a
 message of the scheduler's own API gets (its JSON Schema and the plugins'
 checks), calls the ``SchedulerManager`` method of the same name and
 writes the answer nova's client expects. Every method is behind the
@@ -19,7 +19,7 @@ scheduler's policy rule of that name (``scheduler:select_destinations``
 
 With ``[nova] placement_write_back`` (the default), ``select_destinations``
 also writes each instance's allocation to Placement before it answers,
-and plans again if Placement refuses (``scheduler.rpc.nova_placement``);
+and plans again if Placement refuses (``scheduler.nova.placement``);
 the scheduler's own API never writes to Placement.
 
 ``NovaDispatcher`` is the worker's dispatcher (call-monitor heartbeats
@@ -42,8 +42,8 @@ from scheduler.rpc import arguments
 from scheduler.rpc import dispatcher
 from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
-from scheduler.rpc import nova_placement
-from scheduler.rpc import nova_wire
+from scheduler.nova import placement as nova_placement
+from scheduler.nova import wire as nova_wire
 from scheduler.rpc import policy
 from scheduler.rpc import validation
 from scheduler import version
