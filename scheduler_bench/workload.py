@@ -41,22 +41,20 @@ def zone_of(index):
     return ZONES[(index // len(HOST_SHAPES)) % len(ZONES)]
 
 
-#: instances a tracker's report adds to its host's base usage, in turn
-#: (each report one build or delete away from the one before)
-MOVING_INSTANCES = 3
 
 
 def tracker_stats(index, beat, used):
     """Host ``index``'s report number ``beat`` as nova's resource tracker
     sends it after a build or a delete: ``used`` of its capacity plus
-    0, 1 or 2 ``m1.small`` instances, in turn, so ``vcpus_used``,
+    one or two ``m1.small`` instances, in turn, so ``vcpus_used``,
     ``memory_mb_used``, ``local_gb_used`` and ``running_vms`` move with
-    every report (a report whose usage never moves costs the scheduler
-    less than a real tracker's); ``stats.bench_beat`` carries ``beat``
+    every report, the first included (a bench cluster starts at ``used``
+    with none); a report whose usage never moves costs the scheduler
+    less than a real tracker's. ``stats.bench_beat`` carries ``beat``
     (``churn`` counts the reports absorbed by it)."""
     vcpus, memory_mb, local_gb = shape_of(index)
     small = FLAVORS['m1.small']
-    running = (index + beat) % MOVING_INSTANCES
+    running = 1 + (index + beat) % 2
     return {'vcpus': vcpus, 'memory_mb': memory_mb, 'local_gb': local_gb,
             'vcpus_used': int(vcpus * 4 * used) + running * small['vcpus'],
             'memory_mb_used': (int(memory_mb * used)
