@@ -46,6 +46,8 @@ class SchedulerManager:
         builds both). Tracker reports go through ``report_writer``: call
         its ``flush()`` to wait until they are written."""
         self.conf = conf
+        #: what ``@policy.authorize`` checks callers against
+        self.policy = policy.EndpointPolicy(conf)
         self.db = parts.db
         self.ratio_defaults = parts.ratio_defaults
         self.recorder = parts.recorder

@@ -64,6 +64,8 @@ class NovaEndpoint:
         """``placement``: an ``nova_placement.AllocationWriter`` to
         write the claims back to Placement, or None."""
         self.conf = conf
+        #: what ``@policy.authorize`` checks nova's callers against
+        self.policy = policy.EndpointPolicy(conf)
         self.manager = manager
         self.edge = edge
         self.cell_uuid = conf.nova.cell_uuid

@@ -243,19 +243,24 @@ def check(enforcer, ctxt, method):
         or 'none', check=str(enforcer.rules.get(rule, '')))
 
 
-_ENFORCER_LOCK = threading.Lock()
+class EndpointPolicy:
+    """An endpoint's policy: the ``Enforcer`` built on its ``conf`` at
+    first use (a worker reads its policy file once). Each endpoint whose
+    methods are ``authorize``-d holds one as ``policy``, made in its
+    constructor."""
 
+    def __init__(self, conf):
+        self.conf = conf
+        self._enforcer = None
+        self._lock = threading.Lock()
 
-def _endpoint_enforcer(endpoint):
-    """The endpoint's Enforcer, built on ``endpoint.conf`` at first use."""
-    enforcer = getattr(endpoint, '_policy_enforcer', None)
-    if enforcer is None:
-        with _ENFORCER_LOCK:
-            enforcer = getattr(endpoint, '_policy_enforcer', None)
-            if enforcer is None:
-                enforcer = new_enforcer(endpoint.conf)
-                endpoint._policy_enforcer = enforcer
-    return enforcer
+    @property
+    def enforcer(self):
+        if self._enforcer is None:
+            with self._lock:
+                if self._enforcer is None:
+                    self._enforcer = new_enforcer(self.conf)
+        return self._enforcer
 
 
 def enforce(endpoint, ctxt, method):
@@ -264,7 +269,7 @@ def enforce(endpoint, ctxt, method):
     caller, and raise it as an expected ``Forbidden`` (a cast's sender
     sees nothing; the worker logs no traceback)."""
     try:
-        check(_endpoint_enforcer(endpoint), ctxt, method)
+        check(endpoint.policy.enforcer, ctxt, method)
     except exception.Forbidden as exc:
         LOG.warning('Refused %s from user %s project %s: %s',
                     method, getattr(ctxt, 'user_id', None),

@@ -38,8 +38,6 @@ KNOWN = {
     '_mapping': "SQLAlchemy Row (documented, underscored to stay clear of "
                 "column names)",
     '_new_tags': 'oslo.messaging rabbit driver',
-    '_policy_enforcer': "this package's own attribute on an endpoint "
-                        "(policy.py)",
     '_pre_ping': 'SQLAlchemy pool',
     '_producer': 'kombu',
     '_raw_message': 'oslo.messaging rabbit driver',
