@@ -142,11 +142,7 @@ class FilterScheduler:
     def select_destinations(self, ctxt, spec, instance_uuids=None,
                             return_alternates=False):
         """Claim a host for every instance; see the module docstring."""
-        is_admin = bool(getattr(ctxt, 'is_admin_caller', False))
-        request = RequestState.take(spec, is_admin=is_admin)
-        consumers = list(instance_uuids or spec.get('instance_uuids') or
-                         [uuidutils.generate_uuid()
-                          for _ in range(spec.num_instances)])
+        request, consumers = _request(ctxt, spec, instance_uuids)
         decision = _Decision(self._clock)
         # a repeat (same instance uuids) is recognised at claim time
         decision.repeat_of = bool(instance_uuids)
@@ -169,21 +165,16 @@ class FilterScheduler:
         now asks of its image: nova's rebuild check. The host the
         request names (``force_hosts`` and ``force_nodes``, as nova
         sends it, or ``requested_destination``) through the filters that
-        judge
-        the image (``BaseFilter.judges_image``), no fit rule (the
+        judge the image (``BaseFilter.judges_image``), no fit rule (the
         instance holds its resources there), no claim, no alternates.
         One ``[Selection]`` per instance, or NoValidHost as
         ``select_destinations`` raises it."""
-        request = RequestState.take(
-            spec, is_admin=bool(getattr(ctxt, 'is_admin_caller', False)))
+        request, consumers = _request(ctxt, spec, instance_uuids)
         if not (request.force_hosts or request.force_nodes or
                 request.requested_destination):
             raise exception.InvalidField(
                 field='spec_obj.force_hosts',
                 reason='a check in place names the host it checks')
-        consumers = list(instance_uuids or spec.get('instance_uuids') or
-                         [uuidutils.generate_uuid()
-                          for _ in range(spec.num_instances)])
         decision = _Decision(self._clock)
         self._refresh(decision)
         decision.timed('preload', self._preload, request, consumers)
@@ -580,6 +571,17 @@ def _kth_largest(values, k):
             rest[rest.argmax()] = -np.inf
         return rest.max()
     return np.partition(values, len(values) - k)[len(values) - k]
+
+
+def _request(ctxt, spec, instance_uuids):
+    """The request state of ``spec`` for the caller ``ctxt``, and its
+    consumers: ``instance_uuids``, else the spec's, else new ones."""
+    request = RequestState.take(
+        spec, is_admin=bool(getattr(ctxt, 'is_admin_caller', False)))
+    consumers = list(instance_uuids or spec.get('instance_uuids') or
+                     [uuidutils.generate_uuid()
+                      for _ in range(spec.num_instances)])
+    return request, consumers
 
 
 def _compute_only(table):

@@ -37,13 +37,13 @@ from oslo_utils import uuidutils
 from scheduler import conf as sched_conf
 from scheduler.db import claims
 from scheduler import exception
+from scheduler.nova import placement as nova_placement
+from scheduler.nova import wire as nova_wire
 from scheduler.placement_feed import reader as placement_reader
 from scheduler.rpc import arguments
 from scheduler.rpc import dispatcher
 from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
-from scheduler.nova import placement as nova_placement
-from scheduler.nova import wire as nova_wire
 from scheduler.rpc import policy
 from scheduler.rpc import validation
 from scheduler import version
