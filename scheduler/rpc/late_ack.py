@@ -8,9 +8,9 @@ worker that dies (SIGKILL, OOM) loses every message it had read: its
 callers wait for their call monitor, its reports are gone.
 
 The servers here read their messages through a ``ConsumerLoop``
-(``scheduler.rpc.consumer_loop``: the rabbit driver's connection without
-its poll loop) and hand each to a thread of their own, and acknowledge
-it after the answer:
+(``scheduler.transport.consumer_loop``: a kombu connection driven by one
+thread, in oslo.messaging's wire format) and hand each to a thread of
+their own, and acknowledge it after the answer:
 
 * a **call** is acknowledged once its reply was sent. If the worker dies
   first, its channel closes and the broker hands the call, unchanged, to
@@ -42,10 +42,10 @@ it after the answer:
 A reply leaves through the loop's own connection (published by its
 thread, confirmed by the broker, before the message's acknowledgement);
 if that fails (the connection is being re-established, the caller's
-reply queue is missing), it is sent as oslo.messaging sends it: over a
-pooled connection, retried while the queue is missing for up to
+reply queue is missing), it is sent over a connection of its own,
+retried while the queue is missing for up to
 ``[oslo_messaging_rabbit] kombu_missing_consumer_retry_timeout``
-seconds.
+seconds, as oslo.messaging retries a reply.
 
 ``ReportServer`` is the report topic's: a report is acknowledged only
 once ``update_resource_stats`` has seen it committed, and
@@ -53,10 +53,10 @@ once ``update_resource_stats`` has seen it committed, and
 ReportBatchServer`` serves the topic in batches. ``CallServer`` is the
 decision topic's.
 
-Only the rabbit driver (kombu, including the in-memory transport of the
-simulator and the unit tests) is served this way; with another driver,
-``scheduler.rpc.messaging`` uses a plain ``RPCServer``, which
-acknowledges on arrival, and says so at start-up.
+Only RabbitMQ and kombu's transports (the in-memory one of the
+simulator and the unit tests) are served this way; with another
+oslo.messaging driver, ``scheduler.rpc.messaging`` uses a plain
+``RPCServer``, which acknowledges on arrival, and says so at start-up.
 """
 
 import collections
@@ -67,16 +67,14 @@ import time
 import uuid
 from concurrent import futures
 
-import oslo_messaging
 from oslo_log import log as logging
-from oslo_messaging._drivers import amqp as rpc_amqp
-from oslo_messaging._drivers import common as rpc_common
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_utils import timeutils
 
 from scheduler import exception
 from scheduler.objects import base as objects_base
-from scheduler.rpc import consumer_loop
+from scheduler.transport import consumer_loop
+from scheduler.transport import wire
 
 LOG = logging.getLogger(__name__)
 
@@ -101,7 +99,7 @@ REPLY_RETRY = 0.25
 class Inbound:
     """One message a server took, as oslo.messaging's dispatcher reads
     an incoming message: ``ctxt``, ``message`` (the method, its version
-    and arguments; the driver's ``RabbitMessage``), ``msg_id`` and
+    and arguments; a ``consumer_loop.Delivery``), ``msg_id`` and
     ``reply_q`` (a call's), ``client_timeout`` (the caller's call-monitor
     timeout), ``reply`` and ``heartbeat``. ``received`` and ``replied``
     are this worker's monotonic clock when it arrived and when its
@@ -114,13 +112,12 @@ class Inbound:
     def __init__(self, server, message):
         self.server = server
         self.message = message
-        # the envelope's keys (oslo.messaging's rpc_amqp.unpack_context)
-        self.ctxt = {key[9:]: message.pop(key) for key in
-                     [k for k in message if k.startswith('_context_')]}
-        self.msg_id = message.pop('_msg_id', None)
-        self.reply_q = message.pop('_reply_q', None)
-        self.client_timeout = message.pop('_timeout', None)
-        self.unique_id = message.pop(rpc_amqp.UNIQUE_ID, None)
+        envelope = wire.Envelope(message)
+        self.ctxt = envelope.ctxt
+        self.msg_id = envelope.msg_id
+        self.reply_q = envelope.reply_q
+        self.client_timeout = envelope.client_timeout
+        self.unique_id = envelope.unique_id
         self.received = time.monotonic()
         self.replied = None
         self.requeued = False
@@ -150,7 +147,7 @@ class Inbound:
 
 
 def _raw(message):
-    return getattr(message.message, '_raw_message', None)
+    return getattr(message.message, 'raw', None)
 
 
 def _redelivered(message):
@@ -214,12 +211,11 @@ class LateAckServer:
     #: cast exceptions whose message is requeued once
     requeue_once = ()
 
-    def __init__(self, transport, target, dispatcher, release_claims=None,
-                 executor=None):
-        self.transport = transport
+    def __init__(self, broker, target, dispatcher, release_claims=None):
+        self.broker = broker
         self.target = target
         self.dispatcher = dispatcher
-        self.conf = transport.conf
+        self.conf = broker.conf
         #: called with the ``claim_record.Written`` claims of a call
         #: answered too late (None: such claims wait for the sweep)
         self.release_claims = release_claims
@@ -237,7 +233,7 @@ class LateAckServer:
         self._pool = futures.ThreadPoolExecutor(
             self.threads, thread_name_prefix='rpc-%s' % self.target.topic)
         self.loop = consumer_loop.ConsumerLoop(
-            self.transport._driver, self.target, self._received,
+            self.broker, self.target, self._received,
             self._tick, name='consumer-%s' % self.target.topic)
         self.loop.bound_prefetch(self.prefetch())
         self.loop.start()
@@ -374,14 +370,12 @@ class LateAckServer:
 
     def send_reply(self, message, reply, failure, ending=True):
         """Send a call's reply (``ending``) or a call-monitor heartbeat
-        (module docstring: through the loop, else a pooled connection).
-        A reply published by the loop acknowledges its message in the
-        same turn of the loop, right after it."""
+        (module docstring: through the loop, else a connection of its
+        own). A reply published by the loop acknowledges its message in
+        the same turn of the loop, right after it."""
         if failure:
-            failure = rpc_common.serialize_remote_exception(failure)
-        body = rpc_common.serialize_msg({
-            'result': reply, 'failure': failure, 'ending': ending,
-            '_msg_id': message.msg_id, rpc_amqp.UNIQUE_ID: uuid.uuid4().hex})
+            failure = wire.remote_failure(failure)
+        body = wire.reply(message.msg_id, reply, failure, ending)
         settle = ending and not message.settled
 
         def publish():
@@ -392,22 +386,21 @@ class LateAckServer:
             self.loop.call(publish, timeout=REPLY_WAIT)
             message.settled = message.settled or settle
         except Exception as exc:
-            LOG.debug('Reply to %s through a pooled connection: %s',
+            LOG.debug('Reply to %s over a connection of its own: %s',
                       message.msg_id, exc)
-            self._send_pooled(body, message.reply_q)
+            self._send_alone(body, message.reply_q)
 
-    def _send_pooled(self, body, reply_q):
-        """oslo.messaging's way: a pooled connection, and a queue that is
-        missing (a broker failing over) retried for a while."""
-        driver = self.transport._driver
-        deadline = time.monotonic() + driver.missing_destination_retry_timeout
+    def _send_alone(self, body, reply_q):
+        """A reply over a connection of its own, tried again while its
+        queue is missing (a broker failing over) or the broker cannot be
+        reached, for up to ``kombu_missing_consumer_retry_timeout``
+        seconds."""
+        deadline = time.monotonic() + self.broker.missing_reply_queue_wait
         while True:
             try:
-                with driver._get_connection(rpc_common.PURPOSE_SEND) as conn:
-                    conn.direct_send(reply_q, body)
+                consumer_loop.publish_once(self.broker, body, reply_q)
                 return
-            except (oslo_messaging.MessageUndeliverable,
-                    rpc_amqp.AMQPDestinationNotFound) as exc:
+            except Exception as exc:
                 if time.monotonic() >= deadline:
                     LOG.error('Reply to queue %s abandoned: %s', reply_q,
                               exc)

@@ -1,87 +1,81 @@
-"""Transport, serializer and RPC server set-up (oslo.messaging).
+"""Transport, serializer and RPC server set-up.
 
 Every transport allows ``scheduler.exception`` as a remote exception
 module, so callers catch ``scheduler.exception.NoValidHost`` itself.
 ``EMBEDDED_TRANSPORT_URL`` is the in-process default of the simulator and
-of unit tests: the rabbit driver over kombu's in-memory transport. It only
-reaches servers of the same process.
+of unit tests: kombu's in-memory transport (``scheduler.transport.
+memory``). It only reaches servers of the same process.
 
-``broker_urls(conf)`` are the kombu URLs of the broker hosts of
-``transport_url``, built as the workers' rabbit driver builds them: the
-start-up check connects to exactly those. oslo.messaging reads a
-percent-encoded user name or password (``rabbit://u:p%40ss%2Fw@h/``) but
-its rabbit driver quotes it back with ``/`` left bare, which kombu then
-reads as the end of the host (``ValueError: Port could not be cast``);
-``get_transport`` makes the driver quote every character instead.
+Clients (``get_transport``) use oslo.messaging's public API as it is:
+nothing in the caller's process is patched. oslo.messaging's rabbit
+driver quotes a user name or password back with ``/`` left bare, which
+kombu then reads as the end of the host (``ValueError: Port could not
+be cast``); ``get_transport`` refuses such a URL with a clear error (a
+client cannot use it), while the servers, on ``scheduler.transport``,
+quote every character and serve it.
+
+The servers read and answer through ``scheduler.transport`` (kombu's
+public API, oslo.messaging's wire format): ``scheduler.rpc.late_ack``'s,
+which acknowledge a message once it was answered. With a transport that
+is neither RabbitMQ nor kombu's they are oslo.messaging's
+``RPCServer``, which acknowledges on arrival (a warning says so).
 
 Stopping a worker loses no call. ``Servers.stop`` has every server
-cancel its consumers on the broker (``scheduler.rpc.consumer_loop``),
-and a message read after that is left unacknowledged: the broker gives
-it to another worker when the channel closes. Cancelling first also
-keeps the broker's cancel notice for the deleted fanout queue
-(``Received method (60, 30) during closing channel``) out of the log.
-
-With the rabbit driver (RabbitMQ, or kombu's in-memory transport) the
-servers are ``scheduler.rpc.late_ack``'s, which acknowledge a message
-once it was answered; with any other driver they are oslo.messaging's
-``RPCServer``, which acknowledges on arrival (a warning says so).
+cancel its consumers on the broker (``scheduler.transport.
+consumer_loop``), and a message read after that is left unacknowledged:
+the broker gives it to another worker when the channel closes.
 """
 
 import threading
-from urllib.parse import quote
 
 import oslo_messaging
-from oslo_messaging._drivers import impl_rabbit
 from oslo_messaging.rpc import server as rpc_server
 from oslo_log import log as logging
-from oslo_utils import netutils
 
 from scheduler import conf as sched_conf
-from scheduler.rpc import consumer_loop
 from scheduler.rpc import inbound
 from scheduler import objects
 from scheduler.rpc import late_ack
-from scheduler.rpc import memory_transport
 from scheduler.rpc import report_batches
+from scheduler.transport import broker as transport_broker
+from scheduler.transport import memory as transport_memory
 
 LOG = logging.getLogger(__name__)
 
 ALLOWED_EXMODS = ['scheduler.exception']
-# kombu's in-memory transport, polled rather than spun (memory_transport)
-EMBEDDED_TRANSPORT_URL = 'kombu+%s:////' % memory_transport.ALIAS
+EMBEDDED_TRANSPORT_URL = transport_broker.EMBEDDED_URL
+
+
+class UnusableTransportURL(ValueError):
+    """A transport URL oslo.messaging's client cannot connect with."""
 
 
 def get_transport(conf, url=None):
+    """oslo.messaging's RPC transport for a client (module docstring)."""
     sched_conf.messaging.register_opts(conf)
-    memory_transport.register()
-    impl_rabbit.Connection._transform_transport_url = _kombu_url
+    transport_memory.register()
+    parsed = oslo_messaging.TransportURL.parse(conf, url or
+                                               conf.transport_url)
+    for number, host in enumerate(parsed.hosts, 1):
+        for field in ('username', 'password'):
+            if '/' in (getattr(host, field) or ''):
+                raise UnusableTransportURL(
+                    'transport_url: the %s of host %d has a "/" in it; '
+                    'oslo.messaging\'s rabbit driver cannot connect with '
+                    'it (the scheduler\'s servers can): give its client '
+                    'credentials without "/"' % (field, number))
     return oslo_messaging.get_rpc_transport(
         conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
 
 
-def _kombu_url(connection, url, host, default_username='',
-               default_password='', default_hostname=''):
-    """The kombu URL of one host of transport URL ``url`` (the rabbit
-    driver's ``Connection._transform_transport_url``, fully quoted)."""
-    transport = url.transport.replace('kombu+', '').replace('rabbit', 'amqp')
-    return '%s://%s:%s@%s:%s/%s' % (
-        transport, quote(host.username or default_username, safe=''),
-        quote(host.password or default_password, safe=''),
-        netutils.escape_ipv6(host.hostname) or default_hostname,
-        host.port or 5672, url.virtual_host or '')
-
-
 def broker_urls(conf):
     """The kombu URL of every broker host of ``[DEFAULT] transport_url``
-    (module docstring); [] for a transport that is not AMQP over the
-    network (the in-memory one, another driver)."""
+    as the servers connect to them; [] for a transport that is not AMQP
+    over the network (the in-memory one, another driver)."""
     sched_conf.messaging.register_opts(conf)
-    url = oslo_messaging.TransportURL.parse(conf, conf.transport_url)
-    if url.transport not in ('rabbit', 'amqp'):
+    if not transport_broker.is_kombu_url(conf):
         return []
-    # the driver's defaults for a host it was given without these
-    return [_kombu_url(None, url, host, 'guest', 'guest', 'localhost')
-            for host in url.hosts or [oslo_messaging.TransportHost('')]]
+    return transport_broker.Broker(conf).kombu_urls()
 
 
 def get_serializer():
@@ -171,14 +165,20 @@ def _server(conf, transport, topic, endpoints, server_cls, **extra):
 
 
 def server(transport, target, dispatcher, server_cls, **extra):
-    """A ``server_cls`` (``scheduler.rpc.late_ack``) with the rabbit
-    driver; oslo.messaging's ``RPCServer`` with any other, which
-    acknowledges each message on arrival (module docstring)."""
-    if consumer_loop.supports(transport):
+    """A ``server_cls`` (``scheduler.rpc.late_ack``) on
+    ``scheduler.transport`` for RabbitMQ or a kombu transport;
+    oslo.messaging's ``RPCServer`` with any other, which acknowledges
+    each message on arrival (module docstring)."""
+    conf = transport.conf
+    if not issubclass(server_cls, late_ack.LateAckServer):
+        # oslo.messaging's own (a test of the dispatcher under it)
         return server_cls(transport, target, dispatcher, **extra)
-    LOG.warning('Transport driver %s: messages on topic %s are '
-                'acknowledged before they are handled',
-                type(transport._driver).__name__, target.topic)
+    if transport_broker.is_kombu_url(conf):
+        return server_cls(transport_broker.Broker(conf), target,
+                          dispatcher, **extra)
+    LOG.warning('Transport %s: messages on topic %s are acknowledged '
+                'before they are handled',
+                oslo_messaging.TransportURL.parse(
+                    conf, conf.transport_url).transport, target.topic)
     return rpc_server.RPCServer(transport, target, dispatcher,
                                 executor='threading')
-

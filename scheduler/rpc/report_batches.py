@@ -1,9 +1,9 @@
 """The report topic taken in batches: one transaction, then the acks.
 
-With the rabbit driver (kombu, including the in-memory transport of the
-unit tests), ``ReportBatchServer`` serves the report topic instead of
+On ``scheduler.transport`` (RabbitMQ, or kombu's in-memory transport of
+the unit tests), ``ReportBatchServer`` serves the report topic instead of
 ``scheduler.rpc.late_ack.ReportServer``. Its consumer loop's thread
-(``scheduler.rpc.consumer_loop``) gathers up to ``[scheduler]
+(``scheduler.transport.consumer_loop``) gathers up to ``[scheduler]
 report_batch_size`` messages, or what arrives within
 ``report_batch_window`` seconds of the batch's first, and hands them to
 a thread as one batch:
@@ -38,8 +38,8 @@ import time
 
 from oslo_log import log as logging
 
-from scheduler.rpc import consumer_loop
 from scheduler.rpc import late_ack
+from scheduler.transport import broker as transport_broker
 
 LOG = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def server_class(conf, transport, endpoints):
     writer = getattr(endpoints[0], 'report_writer', None) if (
         endpoints) else None
     if (writer is None or conf.scheduler.report_batch_size < 2
-            or not consumer_loop.supports(transport)):
+            or not transport_broker.is_kombu_url(conf)):
         return late_ack.ReportServer, {}
     return ReportBatchServer, {'writer': writer, 'batch': (
         conf.scheduler.report_batch_size,
@@ -68,9 +68,9 @@ class ReportBatchServer(late_ack.ReportServer):
 
     pool_size = BATCH_THREADS
 
-    def __init__(self, transport, target, dispatcher, writer, batch,
+    def __init__(self, broker, target, dispatcher, writer, batch,
                  **kwargs):
-        super().__init__(transport, target, dispatcher, **kwargs)
+        super().__init__(broker, target, dispatcher, **kwargs)
         self.writer = writer
         self.batch = batch
         # gathered by the loop's thread only

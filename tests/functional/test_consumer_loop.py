@@ -1,4 +1,4 @@
-"""The servers' consumer loop on the real broker (scheduler.rpc.consumer_loop):
+"""The servers' consumer loop on the real broker (scheduler.transport.consumer_loop):
 acknowledgements several at once, never before a message is handled, and a
 slow message holds back no other; a stopped server leaves what it read to
 the others; the loop keeps its connection's heartbeats, and outlives a
@@ -22,9 +22,10 @@ import pytest
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
 from scheduler import conf as sched_conf
-from scheduler.rpc import consumer_loop
 from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
+from scheduler.transport import broker
+from scheduler.transport import consumer_loop
 from tests.functional import services
 
 THREADS = 4
@@ -87,7 +88,8 @@ def transport():
 
 def _server(transport, topic, endpoint):
     server = late_ack.CallServer(
-        transport, oslo_messaging.Target(topic=topic, server='w1'),
+        broker.Broker(transport.conf),
+        oslo_messaging.Target(topic=topic, server='w1'),
         rpc_dispatcher.RPCDispatcher([endpoint], messaging.get_serializer()))
     server.start(override_pool_size=THREADS)
     return server
@@ -201,8 +203,8 @@ def test_a_message_still_running_is_never_acknowledged_with_others(
         time.sleep(0.2)     # their acknowledgements are out
         # the connection drops: the loop reconnects, and the broker
         # hands the unacknowledged slow call over again
-        amqp = server.loop.rabbit.connection.connection
-        amqp.transport.sock.shutdown(socket.SHUT_RDWR)
+        amqp = server.loop.connection.connection
+        amqp.sock.shutdown(socket.SHUT_RDWR)
         deadline = time.monotonic() + 20
         while endpoint.redelivered < 1:
             assert time.monotonic() < deadline, 'the slow call was lost'
@@ -236,7 +238,7 @@ def test_the_loop_outlives_a_connection_that_fails_under_an_acknowledgement(
         client.cast({}, 'hold', value='slow')
         _wait_for(lambda: endpoint.holding, 10, 'the cast never arrived')
         loop = server.loop
-        sock = loop.rabbit.connection.connection.transport.sock
+        sock = loop.connection.connection.sock
         loop.run_soon(lambda: sock.shutdown(socket.SHUT_RDWR))
         endpoint.release.set()      # the cast ends; its settle follows
         _wait_for(lambda: 'slow' in endpoint.handled, 10, 'cast not done')
@@ -256,10 +258,10 @@ def test_an_idle_connection_keeps_its_heartbeats(topic):
     ones (here 2 s each)."""
     with _echo_server(topic, heartbeat=2) as (server, client):
         assert client.call({}, 'echo', value=1) == 1
-        connection = server.loop.rabbit.connection.connection
+        connection = server.loop.connection.connection
         assert connection.heartbeat == 2
         time.sleep(9)
-        assert server.loop.rabbit.connection.connection is connection
+        assert server.loop.connection.connection is connection
         assert client.call({}, 'echo', value=2) == 2
 
 
@@ -276,13 +278,13 @@ def test_a_channel_the_broker_closes_voids_what_was_read_on_it(
         held = _held_call(client)
         _wait_for(lambda: endpoint.holding, 10, 'the call never arrived')
         loop = server.loop
-        channel = loop.rabbit.channel
+        channel = loop.channel
         # an acknowledgement of a delivery the channel never had: the
         # broker closes the channel
-        loop.run_soon(lambda: loop.rabbit.channel.basic_ack(999))
+        loop.run_soon(lambda: loop.channel.basic_ack(999))
         _wait_for(lambda: endpoint.redelivered, 20,
                   'the running call was not delivered again')
-        assert loop.rabbit.channel is not channel
+        assert loop.channel is not channel
         endpoint.release.set()
         held.join(30)
         assert client.call({}, 'echo', value='after') == 'after'
@@ -321,7 +323,8 @@ def test_a_requeue_of_a_message_read_before_a_reconnection_keeps_the_new(
     and dropped the new one)."""
     endpoint = _FailsOnce()
     server = _RequeueOnce(
-        transport, oslo_messaging.Target(topic=topic, server='w1'),
+        broker.Broker(transport.conf),
+        oslo_messaging.Target(topic=topic, server='w1'),
         rpc_dispatcher.RPCDispatcher([endpoint], messaging.get_serializer()))
     server.start(override_pool_size=THREADS)
     client = _client(transport, topic)
@@ -329,18 +332,18 @@ def test_a_requeue_of_a_message_read_before_a_reconnection_keeps_the_new(
         client.cast({}, 'fail', value='report')
         _wait_for(lambda: endpoint.holding, 10, 'the cast never arrived')
         loop = server.loop
-        first = loop.rabbit.connection.connection
-        loop.run_soon(lambda: first.transport.sock.shutdown(socket.SHUT_RDWR))
+        first = loop.connection.connection
+        loop.run_soon(lambda: first.sock.shutdown(socket.SHUT_RDWR))
         _wait_for(lambda: not loop._recover and
-                  loop.rabbit.connection.connection not in (None, first),
+                  loop.connection.connection not in (None, first),
                   20, 'no new connection')
-        second = loop.rabbit.connection.connection
+        second = loop.connection.connection
         assert client.call({}, 'echo', value=1) == 1
         endpoint.release.set()      # the first delivery fails: requeued
         _wait_for(lambda: 'report' in endpoint.handled, 20,
                   'the cast was not delivered again')
         time.sleep(0.5)
-        assert loop.rabbit.connection.connection is second
+        assert loop.connection.connection is second
     finally:
         endpoint.release.set()
         server.stop()
@@ -374,7 +377,8 @@ def test_a_message_its_server_cannot_take_is_not_lost(transport, topic):
     def cannot_take(message):
         raise RuntimeError('cannot schedule new futures after shutdown')
     loop = consumer_loop.ConsumerLoop(
-        transport._driver, oslo_messaging.Target(topic=topic, server='w1'),
+        broker.Broker(transport.conf),
+        oslo_messaging.Target(topic=topic, server='w1'),
         cannot_take, name='test-loop')
     loop.start()
     try:

@@ -26,27 +26,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2] / 'scheduler'
 
 #: private name -> whose it is; remove a line when its last use goes
 KNOWN = {
-    '_connection': 'oslo.messaging rabbit driver',
-    '_connection_lock': 'oslo.messaging rabbit driver',
-    '_consumers': 'oslo.messaging rabbit driver',
     '_creator': 'SQLAlchemy pool',
-    '_driver': 'oslo.messaging transport',
     '_element_type': 'oslo.versionedobjects list fields',
-    '_get_connection': 'oslo.messaging rabbit driver',
-    '_get_exchange': 'oslo.messaging rabbit driver',
-    '_heartbeat_wait_timeout': 'oslo.messaging rabbit driver',
     '_mapping': "SQLAlchemy Row (documented, underscored to stay clear of "
                 "column names)",
-    '_new_tags': 'oslo.messaging rabbit driver',
     '_pre_ping': 'SQLAlchemy pool',
-    '_producer': 'kombu',
-    '_raw_message': 'oslo.messaging rabbit driver',
     '_read_for': "this package's own hand-off attribute (arguments.py)",
     '_reset_on_return': 'SQLAlchemy pool',
-    '_set_qos': 'oslo.messaging rabbit driver',
-    '_state': 'kombu Message',
-    '_transform_transport_url': 'oslo.messaging rabbit driver',
-    'module oslo_messaging._drivers': 'oslo.messaging drivers',
     'module oslo_messaging._drivers.amqpdriver':
         "oslo.messaging's logger, filtered (rpc/log_filters.py)",
     'module oslo_messaging._metrics.client':

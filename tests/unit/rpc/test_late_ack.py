@@ -9,6 +9,7 @@ import threading
 import time
 
 import oslo_messaging
+from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_utils import timeutils
 
 from scheduler.db import claim_record
@@ -37,11 +38,11 @@ class _Endpoint:
 
 
 def _serve(conf, transport, endpoint):
-    server = oslo_messaging.get_rpc_server(
+    server = messaging.server(
         transport, oslo_messaging.Target(topic='reports', server='w1'),
-        [endpoint], executor='threading',
-        serializer=messaging.get_serializer(),
-        server_cls=late_ack.ReportServer)
+        rpc_dispatcher.RPCDispatcher(
+            [endpoint], messaging.get_serializer()),
+        late_ack.ReportServer)
     server.start(override_pool_size=server.pool_size)
     return server
 
@@ -83,11 +84,11 @@ def test_a_stored_report_is_handled_once(conf, transport):
 
 
 def _serve_calls(transport, endpoint):
-    server = oslo_messaging.get_rpc_server(
+    server = messaging.server(
         transport, oslo_messaging.Target(topic='decisions', server='w1'),
-        [endpoint], executor='threading',
-        serializer=messaging.get_serializer(),
-        server_cls=late_ack.CallServer)
+        rpc_dispatcher.RPCDispatcher(
+            [endpoint], messaging.get_serializer()),
+        late_ack.CallServer)
     server.start(override_pool_size=3)
     return server
 
@@ -107,7 +108,7 @@ def test_a_call_is_answered_then_acknowledged_with_a_bounded_prefetch(
         for _ in range(3):
             assert client.prepare(timeout=10).call({}, 'ping') == 'pong'
         # the broker pushes no more calls than the server has threads
-        assert server.loop.rabbit.rabbit_qos_prefetch_count == 3
+        assert server.loop.prefetch == 3
         assert endpoint.calls == ['ping'] * 3
     finally:
         server.stop()
@@ -140,8 +141,8 @@ class _Message:
         self.ctxt = {'sent_at': sent_at}
         self.client_timeout = client_timeout
         self.message = type('Raw', (), {})()
-        self.message._raw_message = type('Props', (), {})()
-        self.message._raw_message.properties = (
+        self.message.raw = type('Props', (), {})()
+        self.message.raw.properties = (
             {} if expiration_ms is None else {'expiration': expiration_ms})
 
 
@@ -177,11 +178,11 @@ def test_the_claims_of_a_call_answered_too_late_are_given_back(
         conf, transport, monkeypatch):
     monkeypatch.setattr(late_ack, 'REPLY_MARGIN', 0.2)
     released = []
-    server = oslo_messaging.get_rpc_server(
+    server = messaging.server(
         transport, oslo_messaging.Target(topic='decisions', server='w1'),
-        [_Claimer(delay=1.6)], executor='threading',
-        serializer=messaging.get_serializer(),
-        server_cls=late_ack.CallServer)
+        rpc_dispatcher.RPCDispatcher(
+            [_Claimer(delay=1.6)], messaging.get_serializer()),
+        late_ack.CallServer)
     server.release_claims = released.append
     server.start(override_pool_size=3)
     client = oslo_messaging.get_rpc_client(

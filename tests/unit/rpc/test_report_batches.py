@@ -78,8 +78,7 @@ def _stored(db):
 
 
 def _unacknowledged(server):
-    qos = server.loop.rabbit.channel.qos
-    return len(qos._delivered) - len(qos._dirty)
+    return server.loop.unacknowledged
 
 
 def test_a_batch_is_written_at_once_and_acknowledged_after(worker, db):
@@ -169,7 +168,8 @@ def test_a_bad_message_is_refused_alone(worker, db, caplog):
 def test_batches_with_the_rabbit_driver_only(conf, url, batch_size,
                                              expected, served_by):
     conf.set_override('report_batch_size', batch_size, 'scheduler')
-    transport = messaging.get_transport(conf, url=url)
+    conf.set_override('transport_url', url)
+    transport = messaging.get_transport(conf)
     endpoint = type('Endpoint', (), {'report_writer': object()})()
     try:
         server_cls, extra = report_batches.server_class(conf, transport,

@@ -1,4 +1,4 @@
-"""The consumer loop's wait on descriptors (scheduler.rpc.consumer_loop):
+"""The consumer loop's wait on descriptors (scheduler.transport.consumer_loop):
 ``poll``, so a socket numbered 1024 or more (a worker with many open
 files) is waited on like any other; ``select`` raised for it, and the
 loop took that for a lost connection, again and again."""
@@ -8,7 +8,7 @@ import resource
 
 import pytest
 
-from scheduler.rpc import consumer_loop
+from scheduler.transport import consumer_loop
 
 HIGH = 1100
 

@@ -1,5 +1,5 @@
 """The embedded transport polls an empty queue every POLL_INTERVAL
-instead of spinning (scheduler.rpc.memory_transport), and so does a
+instead of spinning (scheduler.transport.memory), and so does a
 server's consumer loop on it."""
 
 import time
@@ -9,8 +9,9 @@ import oslo_messaging
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
 from scheduler.rpc import late_ack
-from scheduler.rpc import memory_transport
 from scheduler.rpc import messaging
+from scheduler.transport import broker
+from scheduler.transport import memory as memory_transport
 
 
 def test_embedded_url_names_the_polled_transport(conf):
@@ -37,7 +38,7 @@ def test_a_server_on_it_idles_without_spinning(conf):
                       group='oslo_messaging_rabbit')
     transport = messaging.get_transport(conf)
     server = late_ack.CallServer(
-        transport, oslo_messaging.Target(topic='idle', server='w1'),
+        broker.Broker(conf), oslo_messaging.Target(topic='idle', server='w1'),
         rpc_dispatcher.RPCDispatcher([Echo()], messaging.get_serializer()))
     server.start(override_pool_size=2)
     client = oslo_messaging.get_rpc_client(

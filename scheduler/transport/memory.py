@@ -1,7 +1,8 @@
 """The in-process broker of the simulator and unit tests, polled, not spun.
 
-``EMBEDDED_TRANSPORT_URL`` is kombu's in-memory transport under the rabbit
-driver. For a ``memory://`` URL, oslo.messaging's rabbit driver sets the
+``broker.EMBEDDED_URL`` is kombu's in-memory transport, which the
+servers (``scheduler.transport``) and oslo.messaging's rabbit driver (the
+clients) both reach. For a ``memory://`` URL, oslo.messaging's rabbit driver sets the
 transport's polling interval to 0 (a kludge to speed up its own tests):
 every consumer thread (two per worker, one per client's reply queue) then
 spins between ``get`` and ``sleep(0)`` whenever its queue is empty, and
