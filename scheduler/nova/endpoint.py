@@ -276,6 +276,6 @@ def servers(conf, transport, manager, release_claims=None):
         conf.limits, conf.host)
     LOG.info('Serving nova\'s scheduler RPC API %s on exchange %s, topic '
              '%s', NOVA_RPC_VERSION, conf.nova.exchange, conf.nova.topic)
-    return [messaging.server(transport, target, worker_dispatcher,
+    return [messaging.server(conf, transport, target, worker_dispatcher,
                              late_ack.CallServer,
                              release_claims=release_claims)]

@@ -28,8 +28,8 @@ traceback.
 """
 
 import logging
-import threading
-import time
+
+from scheduler.transport import outage as transport_outage
 
 _DETAIL_LENGTH = 200
 
@@ -81,19 +81,16 @@ _BROKER_AWAY = (
 # due to failed acknowledge', 'The reply ... failed to send') is a line
 # of its own, the trace of a caller that got no answer
 _BROKER_BACK = '[%(connection_id)s] Reconnected to AMQP server'
-SETTLE = 10.0
 
 
 class BrokerOutage(logging.Filter):
-    """One line when the broker goes away, one when it is back (module
-    doc); one instance per process, on every logger that reports it."""
+    """oslo.messaging's records of a broker outage, through the
+    process's ``scheduler.transport.outage.PROCESS`` (module doc), which
+    the servers' consumer loops report to as well."""
 
-    def __init__(self):
+    def __init__(self, outage=None):
         super().__init__()
-        self._lock = threading.Lock()
-        self._since = None       # monotonic start of the outage
-        self._ended = None       # monotonic end of the last one
-        self._dropped = 0
+        self.outage = outage or transport_outage.PROCESS
 
     def filter(self, record):
         text = str(record.msg)
@@ -107,31 +104,17 @@ class BrokerOutage(logging.Filter):
         return True
 
     def _away(self, record):
-        with self._lock:
-            now = time.monotonic()
-            if self._since is not None:
-                self._dropped += 1
-                return False
-            if self._ended is not None and now - self._ended < SETTLE:
-                return False
-            self._since = now
-        _rewrite(record, logging.WARNING,
-                 'Message broker unreachable: %s; reconnecting (nothing '
-                 'more is logged until it is back)',
+        if not self.outage.went_away():
+            return False
+        _rewrite(record, logging.WARNING, transport_outage.UNREACHABLE,
                  _detail(record).replace('\n', ' ')[:_DETAIL_LENGTH])
         return True
 
     def _back(self, record):
-        with self._lock:
-            if self._since is None:
-                return False     # another connection of the same return
-            self._ended = time.monotonic()
-            lasted = self._ended - self._since
-            dropped, self._since, self._dropped = self._dropped, None, 0
-        _rewrite(record, logging.INFO,
-                 'Message broker reachable again after %.1f s (%d lines '
-                 'about reconnect attempts were not logged)',
-                 lasted, dropped)
+        back = self.outage.came_back()
+        if back is None:
+            return False
+        _rewrite(record, logging.INFO, transport_outage.REACHABLE, *back)
         return True
 
 

@@ -68,6 +68,17 @@ def get_transport(conf, url=None):
         conf, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
 
 
+def server_transport(conf):
+    """What a worker's servers need of oslo.messaging: None when they
+    read and answer through ``scheduler.transport`` (RabbitMQ, kombu's
+    transports), else oslo.messaging's transport for its own
+    ``RPCServer`` (module docstring)."""
+    sched_conf.messaging.register_opts(conf)
+    if transport_broker.is_kombu_url(conf):
+        return None
+    return get_transport(conf)
+
+
 def broker_urls(conf):
     """The kombu URL of every broker host of ``[DEFAULT] transport_url``
     as the servers connect to them; [] for a transport that is not AMQP
@@ -158,18 +169,17 @@ def _server(conf, transport, topic, endpoints, server_cls, **extra):
     # our dispatcher: bad input and database outages become answers; it is
     # imported here because it needs oslo.db, which clients must not load
     from scheduler.rpc import dispatcher
-    return server(transport, oslo_messaging.Target(
+    return server(conf, transport, oslo_messaging.Target(
         topic=topic, server=conf.host), dispatcher.SchedulerDispatcher(
             endpoints, get_serializer(), conf.limits, conf.host),
         server_cls, **extra)
 
 
-def server(transport, target, dispatcher, server_cls, **extra):
+def server(conf, transport, target, dispatcher, server_cls, **extra):
     """A ``server_cls`` (``scheduler.rpc.late_ack``) on
     ``scheduler.transport`` for RabbitMQ or a kombu transport;
-    oslo.messaging's ``RPCServer`` with any other, which acknowledges
-    each message on arrival (module docstring)."""
-    conf = transport.conf
+    oslo.messaging's ``RPCServer`` on ``transport`` with any other,
+    which acknowledges each message on arrival (module docstring)."""
     if not issubclass(server_cls, late_ack.LateAckServer):
         # oslo.messaging's own (a test of the dispatcher under it)
         return server_cls(transport, target, dispatcher, **extra)

@@ -77,7 +77,7 @@ class Worker(cotyledon.Service):
         self.endpoint = composition.build_manager(self.conf)
         if self.serves != messaging.SERVES_REPORTS:
             self.endpoint.host_cache.refresh(force=True)
-        self.transport = messaging.get_transport(self.conf)
+        self.transport = messaging.server_transport(self.conf)
         release_claims = functools.partial(claims.release_written,
                                            self.endpoint.db)
         self.server = messaging.get_server(

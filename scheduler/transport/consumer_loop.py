@@ -54,8 +54,10 @@ import time
 from concurrent import futures
 
 import kombu
+from amqp import exceptions as amqp_exceptions
 from oslo_log import log as logging
 
+from scheduler.transport import outage
 from scheduler.transport import wire
 
 LOG = logging.getLogger(__name__)
@@ -126,6 +128,7 @@ class ConsumerLoop:
         self._recover = True    # not connected and consuming yet
         self._connected = threading.Event()
         self._attempts = 0
+        self._refused = None    # what the broker said when it refused
         self._one_by_one = True
         self._heartbeat_every = broker.heartbeat_every
         self._next_heartbeat = 0.0
@@ -311,8 +314,7 @@ class ConsumerLoop:
         except Exception as exc:
             if self._closing:
                 return True
-            LOG.info('%s: the connection to the broker failed (%s: %s); '
-                     'connecting again', self.name, type(exc).__name__, exc)
+            self._broker_away(exc)
             self._drop_connection()
         return False
 
@@ -415,10 +417,12 @@ class ConsumerLoop:
             connection.ensure_connection(
                 max_retries=max(1, len(self.broker.kombu_urls())),
                 interval_start=0, interval_step=0, interval_max=0)
+            self._declare_exchanges(connection)
             channel = connection.channel()
             consumer = kombu.Consumer(
                 channel, queues=self._queues, on_message=self._received,
-                accept=list(ACCEPT), auto_declare=True)
+                on_decode_error=self._undecodable, accept=list(ACCEPT),
+                auto_declare=True)
             if self._prefetch:
                 consumer.qos(prefetch_count=self._prefetch)
             if self._consuming:
@@ -432,22 +436,60 @@ class ConsumerLoop:
         self._one_by_one = connection.transport.driver_type != 'amqp'
         self._unsettled = collections.deque()
         self._recover = False
-        if self._attempts:
-            LOG.info('%s: consuming again after %d failed attempt(s)',
-                     self.name, self._attempts)
+        self._refused = None
+        back = outage.PROCESS.came_back()
+        if back is not None:
+            LOG.info(outage.REACHABLE, *back)
         self._attempts = 0
         self._next_heartbeat = 0.0
         self._connected.set()
 
+    def _declare_exchanges(self, connection):
+        """Declare each queue's exchange; one that exists with the other
+        durability (a topic exchange declared before quorum queues were
+        turned on: the queues are durable then, and so is what the
+        driver declares) is taken as it is, with a warning: an
+        exchange's durability does not change what its queues get."""
+        for queue in self._queues:
+            exchange = queue.exchange
+            try:
+                with connection.channel() as channel:
+                    exchange(channel).declare()
+            except amqp_exceptions.PreconditionFailed as exc:
+                if "inequivalent arg 'durable'" not in str(exc):
+                    raise
+                LOG.warning('%s: exchange %s exists %sdurable; using it as '
+                            'it is (%s)', self.name, exchange.name,
+                            '' if not exchange.durable else 'non-',
+                            str(exc).split(' - ')[-1])
+                queue.exchange = kombu.Exchange(
+                    exchange.name, type=exchange.type,
+                    durable=not exchange.durable,
+                    auto_delete=exchange.auto_delete)
+
+    def _broker_away(self, exc):
+        """A connection failed: the process's first line of an outage
+        (``scheduler.transport.outage``), or a debug line."""
+        detail = '%s: %s' % (type(exc).__name__, str(exc).replace('\n', ' '))
+        if outage.PROCESS.went_away(detail):
+            LOG.warning(outage.UNREACHABLE, detail)
+        else:
+            LOG.debug('%s: the connection to the broker failed (%s)',
+                      self.name, detail)
+
     def _failed_to_connect(self, connection, exc):
-        level = logging.WARNING if self._attempts == 0 else logging.DEBUG
-        if not isinstance(exc, tuple(connection.recoverable_connection_errors)
-                          + (OSError,)):
+        recoverable = tuple(connection.recoverable_connection_errors) + (
+            OSError,)
+        if isinstance(exc, recoverable):
+            self._broker_away(exc)
+        elif str(exc) != self._refused:
             # the broker refused a declaration (PRECONDITION_FAILED: a
-            # queue declared before with other arguments) or the login
-            level = logging.ERROR
-        LOG.log(level, '%s: connecting to the broker failed (%s: %s)',
-                self.name, type(exc).__name__, exc)
+            # queue declared before with other arguments) or the login:
+            # one line each time it says something new
+            self._refused = str(exc)
+            LOG.error('%s: the broker refused this server\'s connection or '
+                      'queues (%s: %s); trying again', self.name,
+                      type(exc).__name__, exc)
         try:
             connection.collect()
         except Exception:  # nothing to clean up
@@ -470,9 +512,7 @@ class ConsumerLoop:
         try:
             delivery = Delivery(wire.unpack(raw.decode()), raw)
         except Exception as exc:
-            LOG.warning('%s: dropped a message that cannot be read '
-                        '(%s: %s)', self.name, type(exc).__name__, exc)
-            self.run_soon(lambda: self._settle(raw, False))
+            self._drop_undecodable(raw, exc)
             return
         if not self._consuming:
             return
@@ -483,6 +523,19 @@ class ConsumerLoop:
             # the broker delivers it again
             LOG.exception('%s: a message was not taken; the broker will '
                           'deliver it again', self.name)
+
+    def _undecodable(self, raw, exc):
+        """kombu's ``on_decode_error`` (a body that did not inflate
+        within its bound, or of a content type not accepted)."""
+        self._unsettled.append(raw)
+        self._drop_undecodable(raw, exc)
+
+    def _drop_undecodable(self, raw, exc):
+        """Acknowledge a message no server could read, with one warning
+        line: delivered again, it would fail again."""
+        LOG.warning('%s: Dropped a message that cannot be decoded: %s: %s',
+                    self.name, type(exc).__name__, exc)
+        self.run_soon(lambda: self._settle(raw, False))
 
     def _cancel(self):
         self._consuming = False

@@ -20,6 +20,7 @@ import uuid
 import oslo_messaging
 import pytest
 
+from scheduler import conf as sched_conf
 from scheduler import exception
 from scheduler.client import rpcapi
 from scheduler.client import SchedulerClient
@@ -256,6 +257,7 @@ def test_a_percent_encoded_password_is_served(rabbitmq, tmp_path):
             # an answer, through the broker: no host has reported yet
             spec = workload.object_spec(fault_load.TINY)
             conf = server.conf()
+            sched_conf.register_all(conf)
             conf.set_override('transport_url', node.transport_url(
                 'conductor', 'p%40ss%3Aw%3Frd%231'))
             client = SchedulerClient(conf)

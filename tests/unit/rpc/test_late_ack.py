@@ -39,7 +39,8 @@ class _Endpoint:
 
 def _serve(conf, transport, endpoint):
     server = messaging.server(
-        transport, oslo_messaging.Target(topic='reports', server='w1'),
+        transport.conf, transport,
+        oslo_messaging.Target(topic='reports', server='w1'),
         rpc_dispatcher.RPCDispatcher(
             [endpoint], messaging.get_serializer()),
         late_ack.ReportServer)
@@ -85,7 +86,8 @@ def test_a_stored_report_is_handled_once(conf, transport):
 
 def _serve_calls(transport, endpoint):
     server = messaging.server(
-        transport, oslo_messaging.Target(topic='decisions', server='w1'),
+        transport.conf, transport,
+        oslo_messaging.Target(topic='decisions', server='w1'),
         rpc_dispatcher.RPCDispatcher(
             [endpoint], messaging.get_serializer()),
         late_ack.CallServer)
@@ -179,7 +181,8 @@ def test_the_claims_of_a_call_answered_too_late_are_given_back(
     monkeypatch.setattr(late_ack, 'REPLY_MARGIN', 0.2)
     released = []
     server = messaging.server(
-        transport, oslo_messaging.Target(topic='decisions', server='w1'),
+        transport.conf, transport,
+        oslo_messaging.Target(topic='decisions', server='w1'),
         rpc_dispatcher.RPCDispatcher(
             [_Claimer(delay=1.6)], messaging.get_serializer()),
         late_ack.CallServer)

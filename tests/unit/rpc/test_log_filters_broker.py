@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from scheduler.rpc import log_filters
+from scheduler.transport import outage as transport_outage
 
 UNREACHABLE = ('[%(connection_id)s] AMQP server on %(hostname)s:%(port)s '
                'is unreachable: %(err_str)s. Trying again in '
@@ -25,10 +26,18 @@ def _info(connection):
 
 
 @pytest.fixture
-def logger(caplog):
-    """A logger of its own with a fresh filter, as a worker has."""
+def now():
+    """The clock of the logger's outage (monotonic seconds)."""
+    return [1000.0]
+
+
+@pytest.fixture
+def logger(caplog, now):
+    """A logger of its own with a fresh filter and outage, as a worker
+    has."""
     logger = logging.getLogger('test.broker.%s' % uuid.uuid4().hex)
-    logger.addFilter(log_filters.BrokerOutage())
+    logger.addFilter(log_filters.BrokerOutage(
+        transport_outage.Outage(clock=lambda: now[0])))
     caplog.set_level(logging.DEBUG, logger=logger.name)
     return logger
 
@@ -65,12 +74,10 @@ def test_an_outage_is_two_lines_whatever_the_attempts(logger, caplog):
     assert not any(r.exc_info for r in lines)
 
 
-def test_each_outage_is_two_lines_again(logger, caplog, monkeypatch):
-    now = [1000.0]
-    monkeypatch.setattr(log_filters.time, 'monotonic', lambda: now[0])
+def test_each_outage_is_two_lines_again(logger, caplog, now):
     for _ in range(3):
         _outage(logger, attempts=2)
-        now[0] += log_filters.SETTLE + 1
+        now[0] += transport_outage.SETTLE + 1
     messages = [r.getMessage().split(' ')[2] for r in
                 _lines(caplog, logger)]
     assert messages == ['unreachable:', 'reachable'] * 3
@@ -101,15 +108,12 @@ def test_installed_once_on_the_loggers_of_the_rabbit_driver():
     assert len(filters[0]) == 1 and filters[0] == filters[1]
 
 
-def test_echoes_after_the_end_are_not_a_new_outage(logger, caplog,
-                                                   monkeypatch):
-    now = [1000.0]
-    monkeypatch.setattr(log_filters.time, 'monotonic', lambda: now[0])
+def test_echoes_after_the_end_are_not_a_new_outage(logger, caplog, now):
     _outage(logger, attempts=2)
     # a message read on a connection now closed, acknowledged late
     logger.warning('Failed to acknowledge received message: %s',
                    'connection already closed')
-    now[0] += log_filters.SETTLE + 1          # the broker goes away again
+    now[0] += transport_outage.SETTLE + 1   # the broker goes away again
     logger.error(UNREACHABLE, _info('c1'))
     messages = [r.getMessage().split(' ')[2] for r in
                 _lines(caplog, logger)]

@@ -175,7 +175,8 @@ def test_batches_with_the_rabbit_driver_only(conf, url, batch_size,
         server_cls, extra = report_batches.server_class(conf, transport,
                                                         [endpoint])
         server = messaging.server(
-            transport, oslo_messaging.Target(topic='reports', server='w1'),
+            conf, transport,
+            oslo_messaging.Target(topic='reports', server='w1'),
             object(), server_cls, **extra)
     finally:
         transport.cleanup()
