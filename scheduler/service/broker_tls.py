@@ -1,38 +1,25 @@
-"""TLS settings for our own broker connections, as oslo.messaging's.
+"""TLS settings of the start-up check's broker connections.
 
-The RPC transport itself is oslo.messaging's: it reads
-``[oslo_messaging_rabbit] ssl``, ``ssl_ca_file``, ``ssl_cert_file``,
-``ssl_key_file`` and ``ssl_version``. ``scheduler-server`` also opens a
-plain kombu connection at start-up to check that the broker answers;
-``ssl_options(conf, hostname)`` gives that connection the same TLS
-parameters, so a TLS-only broker passes the check and an untrusted
-certificate fails it with a clear reason (``describe_error``). Like
-oslo.messaging, a CA file turns on certificate and host name
-verification; ``ssl = true`` without one encrypts only.
+``scheduler-server`` opens a plain kombu connection to each broker host
+at start-up to check that it answers; ``ssl_options(conf, hostname)``
+gives that connection the TLS parameters the servers' own connections
+use (``scheduler.transport.broker``, from ``[oslo_messaging_rabbit]``
+``ssl``, ``ssl_ca_file``, ``ssl_cert_file``, ``ssl_key_file`` and
+``ssl_version``, as oslo.messaging reads them), so a TLS-only broker
+passes the check and an untrusted certificate fails it with a clear
+reason (``describe_error``).
 """
 
 import ssl
+
+from scheduler.transport import broker as transport_broker
 
 GROUP = 'oslo_messaging_rabbit'
 
 
 def ssl_options(conf, hostname):
     """kombu's ``ssl`` argument: False, True, or a dict of parameters."""
-    group = getattr(conf, GROUP)
-    if not group.ssl:
-        return False
-    params = {}
-    if group.ssl_version:
-        params['ssl_version'] = getattr(ssl, 'PROTOCOL_' + group.ssl_version)
-    if group.ssl_key_file:
-        params['keyfile'] = group.ssl_key_file
-    if group.ssl_cert_file:
-        params['certfile'] = group.ssl_cert_file
-    if group.ssl_ca_file:
-        params['ca_certs'] = group.ssl_ca_file
-        params['cert_reqs'] = ssl.CERT_REQUIRED
-        params['server_hostname'] = hostname
-    return params or True
+    return transport_broker.Broker(conf).ssl_options(hostname)
 
 
 def describe_error(conf, exc):

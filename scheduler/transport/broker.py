@@ -157,9 +157,12 @@ class Broker:
                         uuid.uuid4())},
             })
 
-    def ssl_options(self):
+    def ssl_options(self, hostname=None):
         """kombu's ``ssl`` argument from the driver's TLS options: False
-        (no TLS), True (TLS with the defaults) or the options."""
+        (no TLS), True (TLS with the defaults) or the options. As in
+        oslo.messaging, a CA file turns on certificate and host name
+        verification (of ``hostname``, or of the URL's one host), and
+        ``ssl = true`` without one encrypts only."""
         rabbit = self.rabbit
         if not rabbit.ssl:
             return False
@@ -180,8 +183,10 @@ class Broker:
         if rabbit.ssl_ca_file:
             options['ca_certs'] = rabbit.ssl_ca_file
             options['cert_reqs'] = ssl.CERT_REQUIRED
-            if len(self.url.hosts) == 1:
-                options['server_hostname'] = self.url.hosts[0].hostname
+            if hostname is None and len(self.url.hosts) == 1:
+                hostname = self.url.hosts[0].hostname
+            if hostname is not None:
+                options['server_hostname'] = hostname
         return options or True
 
     # -- what a server consumes --------------------------------------------

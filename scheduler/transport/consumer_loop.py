@@ -218,13 +218,16 @@ class ConsumerLoop:
             LOG.debug('%s: fanout queue %s not deleted: %s', self.name,
                       fanout.name, exc)
 
-    def _release(self):
+    def _release(self, gently=True):
+        """Forget the connection: closed with the broker (``gently``:
+        kombu's ``release``), or without asking it (``collect``, for a
+        connection that failed)."""
         connection, self._connection = self._connection, None
         self._channel = self._consumer = self._producer = None
         if connection is None:
             return
         try:
-            connection.release()
+            (connection.release if gently else connection.collect)()
         except Exception as exc:  # the broker is gone: nothing to close
             LOG.debug('%s: closing the connection: %s', self.name, exc)
 
@@ -334,14 +337,7 @@ class ConsumerLoop:
         what was read on it is void, the broker delivers it again."""
         self._recover = True
         self._broken = False
-        connection, self._connection = self._connection, None
-        self._channel = self._consumer = self._producer = None
-        if connection is None:
-            return
-        try:
-            connection.collect()
-        except Exception as exc:  # closing what is broken already
-            LOG.debug('%s: dropping the connection: %s', self.name, exc)
+        self._release(gently=False)
 
     def _connection_error(self, exc):
         """Does ``exc`` say the connection or its channel failed (not, say,

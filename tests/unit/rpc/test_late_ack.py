@@ -37,14 +37,14 @@ class _Endpoint:
         return 'pong'
 
 
-def _serve(conf, transport, endpoint):
+def _serve(transport, endpoint, server_cls=late_ack.ReportServer,
+           topic='reports', threads=None):
     server = messaging.server(
         transport.conf, transport,
-        oslo_messaging.Target(topic='reports', server='w1'),
+        oslo_messaging.Target(topic=topic, server='w1'),
         rpc_dispatcher.RPCDispatcher(
-            [endpoint], messaging.get_serializer()),
-        late_ack.ReportServer)
-    server.start(override_pool_size=server.pool_size)
+            [endpoint], messaging.get_serializer()), server_cls)
+    server.start(override_pool_size=threads or server.pool_size)
     return server
 
 
@@ -57,7 +57,7 @@ def _calls_after(endpoint, seconds):
 def test_a_report_not_stored_is_delivered_once_more_then_dropped(
         conf, transport):
     endpoint = _Endpoint(fail=True)
-    server = _serve(conf, transport, endpoint)
+    server = _serve(transport, endpoint)
     client = oslo_messaging.get_rpc_client(
         transport, oslo_messaging.Target(topic='reports'))
     try:
@@ -72,7 +72,7 @@ def test_a_report_not_stored_is_delivered_once_more_then_dropped(
 
 def test_a_stored_report_is_handled_once(conf, transport):
     endpoint = _Endpoint(fail=False)
-    server = _serve(conf, transport, endpoint)
+    server = _serve(transport, endpoint)
     client = oslo_messaging.get_rpc_client(
         transport, oslo_messaging.Target(topic='reports'))
     try:
@@ -85,14 +85,7 @@ def test_a_stored_report_is_handled_once(conf, transport):
 
 
 def _serve_calls(transport, endpoint):
-    server = messaging.server(
-        transport.conf, transport,
-        oslo_messaging.Target(topic='decisions', server='w1'),
-        rpc_dispatcher.RPCDispatcher(
-            [endpoint], messaging.get_serializer()),
-        late_ack.CallServer)
-    server.start(override_pool_size=3)
-    return server
+    return _serve(transport, endpoint, late_ack.CallServer, 'decisions', 3)
 
 
 def _sent_ago(seconds):
