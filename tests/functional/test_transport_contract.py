@@ -16,6 +16,7 @@ version ``requirements.txt`` admits, ``tox -e constrained`` at
   quorum queues (``rabbit_quorum_queue``, ``rabbit_transient_quorum_
   queue``): neither side's declaration fails, both serve, and the
   queue is of the type asked for;
+* a ``transport_url`` of several hosts, one of them down;
 * the scheduler's client (``SchedulerClient``) against oslo.messaging's
   own ``RPCServer``.
 """
@@ -261,6 +262,20 @@ def test_quorum_queues_on_an_exchange_declared_before(topic, caplog):
         assert _client(transport, topic).call({}, 'echo', value=1) == [
             'w1', 1]
     assert 'exists non-durable; using it as it is' in caplog.text
+
+
+def test_a_transport_url_of_several_hosts_fails_over(topic):
+    """``transport_url`` names a host where no broker listens beside the
+    shared one: the server connects to the one that answers, whatever
+    the order (the hosts are tried shuffled, as oslo.messaging does)."""
+    conf = _conf()
+    conf.set_override('transport_url', 'rabbit://guest:guest@127.0.0.1:1,'
+                      'guest:guest@127.0.0.1:5672/')
+    endpoint = _Endpoint('w1')
+    for _ in range(3):
+        with _transport(_conf()) as transport, _ours(conf, topic, endpoint):
+            assert _client(transport, topic).call({}, 'echo', value=2) == [
+                'w1', 2]
 
 
 def test_the_scheduler_s_client_against_oslo_messaging_s_server(topic):
