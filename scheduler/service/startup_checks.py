@@ -43,6 +43,7 @@ from scheduler.nova import endpoint as nova_endpoint
 from scheduler.rpc import policy
 from scheduler.service import broker_tls
 from scheduler.service import masking
+from scheduler.transport import broker as transport_broker
 
 LOG = logging.getLogger(__name__)
 
@@ -89,6 +90,12 @@ def check_config(conf):
             reason='transport_url %s: unknown transport %r (installed: %s)'
             % (masking.mask(conf.transport_url), url.transport,
                ', '.join(sorted(drivers))))
+    if transport_broker.is_kombu_url(conf):
+        # the servers' queue and TLS options, as they will read them
+        try:
+            transport_broker.Broker(conf).ssl_options()
+        except transport_broker.BrokerConfigError as exc:
+            raise exception.ConfigInvalid(reason=str(exc))
 
 
 def _read(group, group_name, name):

@@ -2,6 +2,8 @@
 
 import ssl
 
+import pytest
+
 from scheduler.service import broker_tls
 from scheduler import conf as sched_conf
 
@@ -39,3 +41,22 @@ def test_an_untrusted_certificate_names_the_ca_option():
     assert text.startswith('TLS certificate not trusted')
     assert 'ssl_ca_file = /etc/ca.pem' in text
     assert broker_tls.describe_error(conf, OSError('refused')) == 'refused'
+
+
+@pytest.mark.parametrize('options, words', [
+    ({'rabbit_ha_queues': True, 'rabbit_quorum_queue': True},
+     'rabbit_ha_queues and a quorum queue option'),
+    ({'rabbit_stream_fanout': True},
+     'rabbit_stream_fanout needs rabbit_transient_quorum_queue'),
+    ({'ssl': True, 'ssl_version': 'tlsv9'}, "ssl_version 'tlsv9'"),
+])
+def test_broker_options_no_broker_accepts_stop_the_start(options, words):
+    """Checked before any worker starts, with the option named."""
+    from scheduler import exception
+    from scheduler.service import startup_checks
+    conf = _conf()
+    conf.set_override('transport_url', 'rabbit://guest:guest@rabbit1:5672/')
+    for name, value in options.items():
+        conf.set_override(name, value, group='oslo_messaging_rabbit')
+    with pytest.raises(exception.ConfigInvalid, match=words):
+        startup_checks.check_config(conf)
