@@ -138,11 +138,9 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
                                  'recorder', None)
 
     def dispatch(self, incoming):
+        # the monitor sends the call's heartbeats (``_route`` never runs
+        # oslo.messaging's dispatch, which would start a thread for them)
         watch = self._monitor.watch(incoming)
-        if watch is not None:
-            # the monitor sends its heartbeats: oslo.messaging's
-            # dispatcher would start a thread of its own for this call
-            incoming.client_timeout = None
         try:
             return self._dispatch(incoming)
         finally:
@@ -201,9 +199,8 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         the message's namespace and version and has the method, behind
         the access policy. Without the thread and event oslo.messaging
         builds for every message (and starts only for a caller's
-        timeout): ``dispatch`` handed the call monitor the heartbeats."""
-        if incoming.client_timeout:
-            return super().dispatch(incoming)
+        timeout): the call monitor sends the heartbeats
+        (``dispatch``)."""
         message = incoming.message
         method = message.get('method')
         namespace = message.get('namespace')
