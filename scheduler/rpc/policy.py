@@ -49,6 +49,7 @@ import functools
 import threading
 import time
 import types
+import weakref
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -285,17 +286,17 @@ def authorized(endpoint, method, ctxt):
     report's dispatch)."""
     enforce(endpoint, ctxt, method)
     func = getattr(endpoint, method)
-    wrapper, unchecked = getattr(func, AUTHORIZED, (None, None))
-    if wrapper is None or wrapper is not getattr(func, '__func__', None):
-        # not ``authorize``'s own wrapper (another decorator around it
-        # copied the attribute): call it whole, its check included
+    unchecked = _UNCHECKED.get(getattr(func, '__func__', None))
+    if unchecked is None:
+        # not ``authorize``'s own wrapper (another decorator around it):
+        # call it whole, its check included
         return func
     return types.MethodType(unchecked, endpoint)
 
 
-#: the attribute of an ``authorize``-d method: (that method, the method
-#: it wraps)
-AUTHORIZED = 'policy_authorized'
+#: ``authorize``'s wrappers -> the methods they wrap (weak: a class that
+#: goes takes its entries with it)
+_UNCHECKED = weakref.WeakKeyDictionary()
 
 
 def authorize(method):
@@ -312,6 +313,6 @@ def authorize(method):
         def wrapper(self, ctxt, *args, **kwargs):
             enforce(self, ctxt, method)
             return func(self, ctxt, *args, **kwargs)
-        setattr(wrapper, AUTHORIZED, (wrapper, func))
+        _UNCHECKED[wrapper] = func
         return wrapper
     return decorator
