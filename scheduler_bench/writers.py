@@ -1,7 +1,7 @@
 """Scenario ``writers``: concurrent writers on the database, in process.
 
 Measures the write path alone (no RPC, no planning), the figures that
-argue for the change feed's design (doc/performance.rst):
+argue for the change feed's design (doc/source/performance-history.rst):
 
 * ``claims``: THREADS threads in PROCESSES processes (so that no one
   interpreter's lock bounds them) claim 1 VCPU on random providers of a

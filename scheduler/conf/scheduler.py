@@ -93,7 +93,7 @@ scheduler_opts = [
                       'so a longer window costs less CPU per report at a '
                       'steady rate (0.25 s against 0.1 s: about a tenth '
                       'less server CPU per report at 300 reports a '
-                      'second, doc/source/performance.rst); trackers '
+                      'second, doc/source/performance-history.rst); trackers '
                       'report every minute, and claims, not reports, '
                       'keep capacity from being handed out twice. '
                       'Related options: report_batch_size.'),
@@ -124,7 +124,7 @@ scheduler_opts = [
                       'wrote, at its next poll. '
                       '0: every decision reads the feed first (one more '
                       'round trip per decision, about 0.5 ms; see '
-                      'doc/source/performance.rst). A claim conflict '
+                      'doc/source/performance-history.rst). A claim conflict '
                       'always refreshes at once, whatever this value.'),
     cfg.IntOpt('service_down_time',
                default=60, min=1,
@@ -171,7 +171,7 @@ scheduler_opts = [
                      'only, and a request answered NoValidHost at INFO. '
                      'One line per placement costs a worker about 0.1-0.2 '
                      'ms of CPU, a tenth of a placement\'s own '
-                     '(doc/source/performance.rst); the same decisions are '
+                     '(doc/source/performance-history.rst); the same decisions are '
                      'counted by the metrics endpoint and, with '
                      'notifications on, sent as versioned notifications.'),
     cfg.BoolOpt('aggregate_allocation_ratios',

@@ -27,7 +27,7 @@ service_opts = [
                     'reporting all the time, a decision otherwise shares '
                     'its process and interpreter lock with the report '
                     'threads; report workers keep decisions fast (see '
-                    'doc/source/performance.rst). A report worker keeps no '
+                    'doc/source/performance-history.rst). A report worker keeps no '
                     'host table, so it needs little memory.'),
     cfg.IntOpt('graceful_shutdown_timeout',
                default=60, min=0,

@@ -20,7 +20,7 @@ Why unrelated writers never wait for each other
 -----------------------------------------------
 The previous release bumped one ``change_counter`` row in every write and
 held its lock until COMMIT: all writers of the cloud queued on it (about
-100-150 writes/s here, doc/performance.rst). Here the only row two writers
+100-150 writes/s here, doc/source/performance-history.rst). Here the only row two writers
 of different providers can share is their stripe, which they take last and
 hold only for the stamp and the COMMIT; two concurrent writers draw the
 same one with probability 1/64. Provider rows are locked before the stripe
@@ -707,7 +707,7 @@ def write(db):
     reads it at its next poll, within ``[scheduler] refresh_interval``,
     as every other worker does; with reports flowing all the time, a
     decision that waited for each batch read the feed on the request path
-    every time, doc/source/performance.rst). A view that is stale by one
+    every time, doc/source/performance-history.rst). A view that is stale by one
     poll costs a retry at most: a refusal is re-checked after a forced
     refresh, and the claim re-checks capacity in SQL.
     """

@@ -10,7 +10,7 @@ server. Here the same statements run in the same order inside one
 PL/pgSQL function, called in autocommit. That is one round trip, and the
 plans are cached per connection. In-process measurement (2k hosts): the
 worker's CPU per claim fell from 1.7 to 0.6 ms, and the server's from
-1.35 to 0.9 ms (doc/source/performance.rst).
+1.35 to 0.9 ms (doc/source/performance-history.rst).
 
 Nothing is written twice. The function's body is compiled from the
 statements of ``scheduler.db.changes`` and of the transaction path: the
@@ -67,7 +67,7 @@ always uses that generic plan: left to choose, PL/pgSQL planned its
 statements whose parameters are arrays again on every call (12% of the
 backend's CPU per claim, sampled with ``perf``; with the single
 statement for the advisory locks and the lock that bumps nothing, the
-backend's CPU per claim fell by 17-22%, doc/source/performance.rst).
+backend's CPU per claim fell by 17-22%, doc/source/performance-history.rst).
 """
 
 import hashlib

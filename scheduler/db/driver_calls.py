@@ -5,7 +5,7 @@ statement in autocommit, run for nearly every placement. Through
 SQLAlchemy (a pool checkout and check-in, a ``Connection``, an execution
 context and a result per call) it cost the worker about three times the
 CPU of the driver's own ``cursor.execute``: 1.0 against 0.3 ms per
-claim, measured in process on PostgreSQL (doc/source/performance.rst).
+claim, measured in process on PostgreSQL (doc/source/performance-history.rst).
 ``DriverCalls`` keeps up to ``KEEP`` connections of the database's pool
 checked out, in the driver's autocommit mode, and runs a statement on a
 cursor of one of them::

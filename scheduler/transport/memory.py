@@ -9,7 +9,7 @@ spins between ``get`` and ``sleep(0)`` whenever its queue is empty, and
 the spinning threads take the interpreter lock from the ones doing the
 work. In ``scheduler-sim`` that was a third of the process's CPU time and
 made every claim hold SQLite's write lock longer
-(doc/source/performance.rst, "Tail").
+(doc/source/performance-history.rst, "Tail").
 
 This transport is kombu's in-memory one (same global state, so both
 names reach the same queues) under its own alias, which the kludge does

@@ -1,5 +1,5 @@
 """SQLite writers of one process queue on a Python lock, not in SQLite's
-busy handler (scheduler.db.api; doc/source/performance.rst, "Tail")."""
+busy handler (scheduler.db.api; doc/source/performance-history.rst, "Tail")."""
 
 import threading
 import time
