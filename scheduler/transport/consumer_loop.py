@@ -317,7 +317,14 @@ class ConsumerLoop:
         except Exception as exc:
             if self._closing:
                 return True
-            self._broker_away(exc)
+            if isinstance(exc, amqp_exceptions.ConsumerCancelled):
+                # the broker is there: a queue was deleted, or its leader
+                # moved to another node of the cluster
+                LOG.warning('%s: the broker cancelled this server\'s '
+                            'consumer (%s); declaring the queues again',
+                            self.name, exc)
+            else:
+                self._broker_away(exc)
             self._drop_connection()
         return False
 

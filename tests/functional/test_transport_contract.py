@@ -16,7 +16,8 @@ version ``requirements.txt`` admits, ``tox -e constrained`` at
   quorum queues (``rabbit_quorum_queue``, ``rabbit_transient_quorum_
   queue``): neither side's declaration fails, both serve, and the
   queue is of the type asked for;
-* a ``transport_url`` of several hosts, one of them down;
+* a ``transport_url`` of several hosts, one of them down; a consumer
+  the broker cancels (its queue deleted);
 * the scheduler's client (``SchedulerClient``) against oslo.messaging's
   own ``RPCServer``.
 """
@@ -300,3 +301,26 @@ def test_the_scheduler_s_client_against_oslo_messaging_s_server(topic):
         finally:
             client.close()
     assert endpoint.reports == [(name, stats['vcpus_used'])]
+
+
+def test_a_consumer_the_broker_cancels_consumes_again(topic):
+    """The broker cancels the server's consumer (its queue was deleted,
+    as an operator or a failed-over queue leader does): the server
+    declares the queue again and serves, rather than idling on a
+    consumer that no longer exists."""
+    conf = _conf()
+    endpoint = _Endpoint('w1')
+    with _transport(_conf()) as transport, _ours(conf, topic, endpoint):
+        client = _client(transport, topic)
+        assert client.call({}, 'echo', value=1) == ['w1', 1]
+        with kombu.Connection(AMQP_URL, connect_timeout=5) as connection:
+            connection.channel().queue_delete(topic)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                assert client.prepare(timeout=2).call(
+                    {}, 'echo', value=2) == ['w1', 2]
+                break
+            except oslo_messaging.MessagingTimeout:
+                # the call went to the deleted queue, or to none
+                assert time.monotonic() < deadline, 'never served again'
