@@ -34,8 +34,9 @@ _OPTS = [
                      'of changes, and this release also follows that '
                      'counter to learn of their writes. It makes every '
                      'writer of the cloud wait for that one row again '
-                     '(see doc/source/performance-history.rst). Possible values: True, '
-                     'False. Related: [scheduler] refresh_interval.'),
+                     '(see doc/source/performance-history.rst). Possible '
+                     'values: True, False. Related: [scheduler] '
+                     'refresh_interval.'),
 ]
 
 

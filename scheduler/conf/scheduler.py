@@ -171,7 +171,8 @@ scheduler_opts = [
                      'only, and a request answered NoValidHost at INFO. '
                      'One line per placement costs a worker about 0.1-0.2 '
                      'ms of CPU, a tenth of a placement\'s own '
-                     '(doc/source/performance-history.rst); the same decisions are '
+                     '(doc/source/performance-history.rst); the same '
+                     'decisions are '
                      'counted by the metrics endpoint and, with '
                      'notifications on, sent as versioned notifications.'),
     cfg.BoolOpt('aggregate_allocation_ratios',

@@ -27,8 +27,8 @@ service_opts = [
                     'reporting all the time, a decision otherwise shares '
                     'its process and interpreter lock with the report '
                     'threads; report workers keep decisions fast (see '
-                    'doc/source/performance-history.rst). A report worker keeps no '
-                    'host table, so it needs little memory.'),
+                    'doc/source/performance-history.rst). A report worker '
+                    'keeps no host table, so it needs little memory.'),
     cfg.IntOpt('graceful_shutdown_timeout',
                default=60, min=0,
                help='Seconds a worker waits for in-flight requests to '

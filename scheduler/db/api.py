@@ -23,8 +23,8 @@ fail each other's transaction half-way. Within one process, writers of the
 same database file first queue on one Python lock (``_sqlite_writer_lock``):
 a writer that found the file locked would otherwise sleep in SQLite's busy
 handler, in steps growing to 100 ms, and lose the lock to every newcomer
-meanwhile (the simulator's 1.6 s tail, doc/source/performance-history.rst "Tail");
-a thread waiting on the Python lock wakes when it is released.
+meanwhile (the simulator's 1.6 s tail, doc/source/performance-history.rst
+"Tail"); a thread waiting on the Python lock wakes when it is released.
 
 Round trips: connections are not pinged when checked out, and on MySQL and
 MariaDB a connection goes back to the pool without the ``ROLLBACK``
@@ -393,12 +393,12 @@ def _pool_sqlite_file_connections(engine):
     """Keep SQLite file connections open between transactions.
 
     oslo.db gives SQLite files a ``NullPool``: every transaction opened a
-    connection, set its pragmas and closed it again, and the close of the
-    last connection checkpoints the write-ahead log. That was 5 ms of a
-    claim's 8 ms (doc/source/performance-history.rst). SQLAlchemy's own default for
-    files, a ``QueuePool`` (its connections may change threads), replaces
-    it; the pool's events (pragmas, oslo.db's) carry over. In-memory
-    databases keep oslo.db's single static connection.
+    connection, set its pragmas and closed it again, and the close of the last
+    connection checkpoints the write-ahead log. That was 5 ms of a claim's 8 ms
+    (doc/source/performance-history.rst). SQLAlchemy's own default for files, a
+    ``QueuePool`` (its connections may change threads), replaces it; the pool's
+    events (pragmas, oslo.db's) carry over. In-memory databases keep oslo.db's
+    single static connection.
     """
     if not isinstance(engine.pool, sa.pool.NullPool):
         return

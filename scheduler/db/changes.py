@@ -18,11 +18,11 @@ its new value). A transaction that recorded nothing bumps nothing.
 
 Why unrelated writers never wait for each other
 -----------------------------------------------
-The previous release bumped one ``change_counter`` row in every write and
-held its lock until COMMIT: all writers of the cloud queued on it (about
-100-150 writes/s here, doc/source/performance-history.rst). Here the only row two writers
-of different providers can share is their stripe, which they take last and
-hold only for the stamp and the COMMIT; two concurrent writers draw the
+The previous release bumped one ``change_counter`` row in every write and held
+its lock until COMMIT: all writers of the cloud queued on it (about 100-150
+writes/s here, doc/source/performance-history.rst). Here the only row two
+writers of different providers can share is their stripe, which they take last
+and hold only for the stamp and the COMMIT; two concurrent writers draw the
 same one with probability 1/64. Provider rows are locked before the stripe
 (``Change.lock_providers``, below), so the lock order is always providers
 -> inventories -> stripe and the stripe can't close a deadlock cycle.
@@ -707,8 +707,8 @@ def write(db):
     reads it at its next poll, within ``[scheduler] refresh_interval``,
     as every other worker does; with reports flowing all the time, a
     decision that waited for each batch read the feed on the request path
-    every time, doc/source/performance-history.rst). A view that is stale by one
-    poll costs a retry at most: a refusal is re-checked after a forced
+    every time, doc/source/performance-history.rst). A view that is stale by
+    one poll costs a retry at most: a refusal is re-checked after a forced
     refresh, and the claim re-checks capacity in SQL.
     """
     with db.core_writer() as connection:

@@ -1,12 +1,12 @@
 """AttributeStore: each provider's tracker attributes, decoded on demand.
 
 The database holds a provider's attributes (everything a ``ComputeNode``
-reports beyond its own columns) as JSON text of about 3 KB. Decoded into a
-dict per host they were most of a worker's memory (331 MB at 100k hosts,
-doc/source/performance-history.rst) and a third of its cold load, although only the
-per-host filters and weighers that need them read them, and only for the
-rows still in the running. The store keeps the text and decodes a row on
-its first read (``store[row]``), keeping the dict until the row changes;
+reports beyond its own columns) as JSON text of about 3 KB. Decoded into a dict
+per host they were most of a worker's memory (331 MB at 100k hosts,
+doc/source/performance-history.rst) and a third of its cold load, although only
+the per-host filters and weighers that need them read them, and only for the
+rows still in the running. The store keeps the text and decodes a row on its
+first read (``store[row]``), keeping the dict until the row changes;
 ``each_decoded()`` walks every row without keeping what it decodes (for
 building a numeric column once); ``texts()`` walks the stored texts.
 

@@ -64,7 +64,6 @@ import datetime
 import sys
 import threading
 import time
-import uuid
 from concurrent import futures
 
 from oslo_log import log as logging

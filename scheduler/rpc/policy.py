@@ -26,8 +26,9 @@ Between two looks a worker remembers each verdict per rule and caller
 credentials (``_Enforcer.allows``): the rules cannot have changed, and
 the target is the caller's own project and user, so the same credentials
 get the same answer. oslo.policy inspects every check's signature on
-every call (about 0.2 ms of a decision's CPU, doc/source/performance-history.rst);
-a conductor's calls all carry the same credentials.
+every call (about 0.2 ms of a decision's CPU,
+doc/source/performance-history.rst); a conductor's calls all carry the same
+credentials.
 
 A refused call raises ``scheduler.exception.Forbidden`` naming the rule, as
 an expected exception: the caller catches it, the worker logs one warning

@@ -8,13 +8,13 @@ hosts that could still take one instance of ``resources``.
 """
 
 import dataclasses
-import time
 
 import sqlalchemy as sa
 
 from scheduler import objects
 from scheduler.model import resource_classes
 from scheduler.db import models
+from tests import waiting
 
 P = models.providers
 INV = models.inventories
@@ -137,14 +137,5 @@ def provider_count(engine):
             sa.select(sa.func.count()).select_from(P)).scalar_one()
 
 
-def wait_for(predicate, timeout, what, interval=0.1):
-    """Poll ``predicate`` until it returns something truthy; return it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError('timed out after %.0fs waiting for %s'
-                                 % (timeout, what))
-        time.sleep(interval)
+#: the one way a test waits (``tests.waiting``)
+wait_for = waiting.wait_for

@@ -1,4 +1,5 @@
-"""The servers' consumer loop on the real broker (scheduler.transport.consumer_loop):
+"""The servers' consumer loop on the real broker
+(scheduler.transport.consumer_loop):
 acknowledgements several at once, never before a message is handled, and a
 slow message holds back no other; a stopped server leaves what it read to
 the others; the loop keeps its connection's heartbeats, and outlives a
@@ -27,6 +28,7 @@ from scheduler.rpc import messaging
 from scheduler.transport import broker
 from scheduler.transport import consumer_loop
 from tests.functional import services
+from tests import waiting
 
 THREADS = 4
 
@@ -218,13 +220,6 @@ def test_a_message_still_running_is_never_acknowledged_with_others(
     assert sorted(v for v in endpoint.handled if v != 'slow') == [0, 1, 2]
 
 
-def _wait_for(condition, seconds, message):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, message
-        time.sleep(0.05)
-
-
 def test_the_loop_outlives_a_connection_that_fails_under_an_acknowledgement(
         transport, topic):
     """The socket breaks just before a handled cast is acknowledged: the
@@ -236,12 +231,14 @@ def test_the_loop_outlives_a_connection_that_fails_under_an_acknowledgement(
     client = _client(transport, topic)
     try:
         client.cast({}, 'hold', value='slow')
-        _wait_for(lambda: endpoint.holding, 10, 'the cast never arrived')
+        waiting.wait_for(lambda: endpoint.holding, 10,
+                         'the cast never arrived')
         loop = server.loop
         sock = loop.connection.connection.sock
         loop.run_soon(lambda: sock.shutdown(socket.SHUT_RDWR))
         endpoint.release.set()      # the cast ends; its settle follows
-        _wait_for(lambda: 'slow' in endpoint.handled, 10, 'cast not done')
+        waiting.wait_for(lambda: 'slow' in endpoint.handled, 10,
+                         'cast not done')
         time.sleep(0.5)
         assert loop._thread.is_alive()
         assert client.call({}, 'echo', value='after') == 'after'
@@ -276,13 +273,14 @@ def test_a_channel_the_broker_closes_voids_what_was_read_on_it(
     client = _client(transport, topic)
     try:
         held = _held_call(client)
-        _wait_for(lambda: endpoint.holding, 10, 'the call never arrived')
+        waiting.wait_for(lambda: endpoint.holding, 10,
+                         'the call never arrived')
         loop = server.loop
         channel = loop.channel
         # an acknowledgement of a delivery the channel never had: the
         # broker closes the channel
         loop.run_soon(lambda: loop.channel.basic_ack(999))
-        _wait_for(lambda: endpoint.redelivered, 20,
+        waiting.wait_for(lambda: endpoint.redelivered, 20,
                   'the running call was not delivered again')
         assert loop.channel is not channel
         endpoint.release.set()
@@ -330,17 +328,18 @@ def test_a_requeue_of_a_message_read_before_a_reconnection_keeps_the_new(
     client = _client(transport, topic)
     try:
         client.cast({}, 'fail', value='report')
-        _wait_for(lambda: endpoint.holding, 10, 'the cast never arrived')
+        waiting.wait_for(lambda: endpoint.holding, 10,
+                         'the cast never arrived')
         loop = server.loop
         first = loop.connection.connection
         loop.run_soon(lambda: first.sock.shutdown(socket.SHUT_RDWR))
-        _wait_for(lambda: not loop._recover and
+        waiting.wait_for(lambda: not loop._recover and
                   loop.connection.connection not in (None, first),
                   20, 'no new connection')
         second = loop.connection.connection
         assert client.call({}, 'echo', value=1) == 1
         endpoint.release.set()      # the first delivery fails: requeued
-        _wait_for(lambda: 'report' in endpoint.handled, 20,
+        waiting.wait_for(lambda: 'report' in endpoint.handled, 20,
                   'the cast was not delivered again')
         time.sleep(0.5)
         assert loop.connection.connection is second

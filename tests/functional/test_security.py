@@ -19,7 +19,6 @@ import logging
 import os
 import subprocess
 import sys
-import time
 import uuid
 
 import oslo_messaging
@@ -34,6 +33,7 @@ from tests.functional import db_state
 from tests.functional import rabbit_node
 from tests.functional import server as server_mod
 from tests.functional import workload
+from tests import waiting
 
 HOSTS = 4
 ADMIN_PAGE = 'doc/source/admin/security.rst'
@@ -50,14 +50,6 @@ def require_private_node():
         pytest.fail('a private RabbitMQ node is required in CI: %s' % why,
                     pytrace=False)
     pytest.skip('cannot start a private RabbitMQ node: %s' % why)
-
-
-def _wait_for(predicate, timeout=20, what='condition'):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail('timed out waiting for %s' % what, pytrace=False)
-        time.sleep(0.2)
 
 
 def _place_one(client, ctxt=SERVICE):
@@ -82,8 +74,9 @@ def test_call_without_the_role_is_refused_with_it_served(scheduler):
     # a cast without the role: refused on the server, logged once
     client.update_resource_stats(MEMBER, 'intruder', {
         'vcpus': 1, 'memory_mb': 1, 'local_gb': 1})
-    _wait_for(lambda: server.count_in_log('Refused update_resource_stats'),
-              what='the refused cast in the server log')
+    waiting.wait_for(
+        lambda: server.count_in_log('Refused update_resource_stats'),
+        what='the refused cast in the server log')
     assert server.count_in_log('Refused update_resource_stats') == 1
     assert 'intruder' not in server.log_text().replace(
         'Refused update_resource_stats', '')
@@ -235,7 +228,7 @@ def _report_hosts(tracker, count=HOSTS):
 
 
 def _wait_for_hosts(server, count=HOSTS):
-    _wait_for(lambda: db_state.provider_count(server.engine) >= count,
+    waiting.wait_for(lambda: db_state.provider_count(server.engine) >= count,
               what='%d hosts reported by the tracker' % count)
 
 

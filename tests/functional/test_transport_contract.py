@@ -41,6 +41,7 @@ from scheduler.rpc import messaging
 from scheduler.transport import broker
 from tests.functional import services
 from tests.functional import workload
+from tests import waiting
 
 AMQP_URL = services.RABBIT_URL.replace('rabbit', 'amqp')
 QUORUM = {'rabbit_quorum_queue': True, 'rabbit_transient_quorum_queue': True}
@@ -146,13 +147,6 @@ def _client(transport, topic, **kwargs):
         transport, oslo_messaging.Target(topic=topic), **kwargs)
 
 
-def _wait_for(condition, seconds, message):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, message
-        time.sleep(0.05)
-
-
 @pytest.mark.parametrize('options', [{}, QUORUM], ids=['classic', 'quorum'])
 def test_oslo_messaging_s_client_against_this_server(topic, options):
     conf = _conf(options, exchange=topic)
@@ -167,8 +161,9 @@ def test_oslo_messaging_s_client_against_this_server(topic, options):
             == ['w2', 'to w2']
         client.cast({}, 'echo', value='cast')
         client.prepare(fanout=True).cast({}, 'echo', value='fanout')
-        _wait_for(lambda: 'fanout' in first.seen and 'fanout' in second.seen
-                  and 'cast' in first.seen + second.seen, 10,
+        waiting.wait_for(
+            lambda: 'fanout' in first.seen and 'fanout' in second.seen
+            and 'cast' in first.seen + second.seen, 10,
                   'a cast or the fanout cast did not arrive')
         # an exception of an allowed module comes back as itself
         with pytest.raises(exception.NoValidHost):
@@ -210,8 +205,9 @@ def test_this_server_and_oslo_messaging_s_server_share_a_queue(
             assert time.monotonic() < deadline, 'one server never served'
             client.call({}, 'echo', value='x')
         client.prepare(fanout=True).cast({}, 'echo', value='fanout')
-        _wait_for(lambda: 'fanout' in mine.seen and 'fanout' in theirs.seen,
-                  10, 'the fanout cast did not reach both servers')
+        waiting.wait_for(
+            lambda: 'fanout' in mine.seen and 'fanout' in theirs.seen,
+            10, 'the fanout cast did not reach both servers')
     with kombu.Connection(AMQP_URL, connect_timeout=5) as connection:
         if options:
             # a quorum queue: declaring it as a classic one is refused
@@ -297,7 +293,7 @@ def test_the_scheduler_s_client_against_oslo_messaging_s_server(topic):
             assert '3 vcpus' in str(caught.value)
             [(name, stats)] = workload.host_reports(1)
             client.update_resource_stats(workload.context(), name, stats)
-            _wait_for(lambda: endpoint.reports, 10, 'no report arrived')
+            waiting.wait_for(lambda: endpoint.reports, 10, 'no report arrived')
         finally:
             client.close()
     assert endpoint.reports == [(name, stats['vcpus_used'])]

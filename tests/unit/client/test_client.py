@@ -6,7 +6,6 @@ a second); each test reports and forces its own hosts so tests stay
 independent.
 """
 
-import time
 import types
 from unittest import mock
 
@@ -23,6 +22,7 @@ from scheduler.client import SchedulerClient
 from scheduler.db import api as db_api
 from scheduler.db import migration
 from scheduler.db import provider_reads
+from tests import waiting
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 UUID2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
@@ -64,22 +64,13 @@ def cloud(tmp_path_factory):
     db.dispose()
 
 
-def _wait_for(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError('condition not met within %ss' % timeout)
-
-
 def _report(cloud, host, **stats):
     """Report ``host`` and have the worker read it now (a report
     reaches decisions with the worker's next poll otherwise)."""
     cloud.client.update_resource_stats(CTXT, (host, host),
                                        dict(HOST, **stats))
-    provider = _wait_for(lambda: provider_reads.find_provider(cloud.db, host))
+    provider = waiting.wait_for(
+        lambda: provider_reads.find_provider(cloud.db, host))
     cloud.endpoint.host_cache.refresh(force=True)
     return provider
 
@@ -115,7 +106,7 @@ def test_place_with_a_request_spec_object(cloud):
     assert (selection.host, selection.instance_uuid) == ('object-host',
                                                          UUID2)
     cloud.client.delete_allocations(CTXT, UUID2)
-    _wait_for(lambda: not _consumers_on(cloud, 'object-host'))
+    waiting.wait_for(lambda: not _consumers_on(cloud, 'object-host'))
 
 
 def test_alternates_cross_the_wire(cloud):
@@ -212,7 +203,7 @@ def test_sync_instance_info_releases_unreported_claims(cloud):
             {'availability_zone': 'sync-zone'})
         kept, dropped = [s[0].instance_uuid for s in result]
         cloud.client.sync_instance_info(CTXT, 'sync-host', [kept])
-        _wait_for(lambda: _consumers_on(cloud, 'sync-host') == {kept})
+        waiting.wait_for(lambda: _consumers_on(cloud, 'sync-host') == {kept})
     finally:
         cloud.conf.clear_override('unconfirmed_claim_grace_period',
                                   'scheduler')

@@ -6,7 +6,6 @@ refused alone, and other drivers keep the per-message server."""
 
 import logging
 import threading
-import time
 import types
 
 import oslo_messaging
@@ -22,6 +21,7 @@ from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
 from scheduler.rpc import report_batches
 from scheduler.service import composition
+from tests import waiting
 
 CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
 HOST = {'vcpus': 8, 'memory_mb': 16384, 'local_gb': 500}
@@ -65,13 +65,6 @@ def _report(worker, host, **stats):
     worker.client.update_resource_stats(CTXT, host, dict(HOST, **stats))
 
 
-def _wait_for(predicate, what, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.01)
-
-
 def _stored(db):
     return {p['host']: p['inventories']['VCPU']['total']
             for p in provider_reads.list_providers(db)}
@@ -86,13 +79,14 @@ def test_a_batch_is_written_at_once_and_acknowledged_after(worker, db):
     worker.gate.clear()
     for index in range(25):
         _report(worker, 'h%02d' % index)
-    _wait_for(lambda: worker.written, 'a batch being written')
+    waiting.wait_for(lambda: worker.written, what='a batch being written')
     # the batch is in its transaction: none of it is acknowledged yet
     assert _unacknowledged(worker.server) >= len(worker.written[0]) > 1
     worker.gate.set()
-    _wait_for(lambda: len(_stored(db)) == 25, 'every report stored')
-    _wait_for(lambda: _unacknowledged(worker.server) == 0,
-              'every message acknowledged')
+    waiting.wait_for(lambda: len(_stored(db)) == 25,
+                     what='every report stored')
+    waiting.wait_for(lambda: _unacknowledged(worker.server) == 0,
+                     what='every message acknowledged')
     # fewer transactions than reports (batches waiting for the same
     # turn may share one: group commit)
     assert len(worker.written) < 25
@@ -101,13 +95,14 @@ def test_a_batch_is_written_at_once_and_acknowledged_after(worker, db):
 def test_the_newest_report_of_a_host_in_a_batch_is_written(worker, db):
     worker.gate.clear()
     _report(worker, 'first')
-    _wait_for(lambda: worker.written, 'a batch being written')
+    waiting.wait_for(lambda: worker.written, what='a batch being written')
     # these three wait for the next batch, gathered meanwhile
     for vcpus in (4, 16, 2):
         _report(worker, 'dup', vcpus=vcpus,
                 updated_at='2026-01-01T00:00:%02dZ' % vcpus)
     worker.gate.set()
-    _wait_for(lambda: 'dup' in _stored(db), 'the report of dup stored')
+    waiting.wait_for(lambda: 'dup' in _stored(db),
+                     what='the report of dup stored')
     assert _stored(db)['dup'] == 16
     assert worker.written[1:] == [['dup']]
 
@@ -116,7 +111,8 @@ def test_a_batch_not_stored_is_delivered_once_more(worker, db):
     worker.fail = [True]
     for host in ('a', 'b', 'c'):
         _report(worker, host)
-    _wait_for(lambda: len(_stored(db)) == 3, 'the batch stored at last')
+    waiting.wait_for(lambda: len(_stored(db)) == 3,
+                     what='the batch stored at last')
     assert worker.written[0] == ['a', 'b', 'c']
     assert sorted(sum(worker.written[1:], [])) == ['a', 'b', 'c']
 
@@ -124,11 +120,13 @@ def test_a_batch_not_stored_is_delivered_once_more(worker, db):
 def test_a_batch_not_stored_twice_is_dropped(worker, db, caplog):
     worker.fail = [True, True]
     _report(worker, 'lost')
-    _wait_for(lambda: len(worker.written) == 2, 'a second delivery')
-    _wait_for(lambda: _unacknowledged(worker.server) == 0,
-              'the message acknowledged')
+    waiting.wait_for(lambda: len(worker.written) == 2,
+                     what='a second delivery')
+    waiting.wait_for(lambda: _unacknowledged(worker.server) == 0,
+                     what='the message acknowledged')
     _report(worker, 'kept')
-    _wait_for(lambda: 'kept' in _stored(db), 'the next report stored')
+    waiting.wait_for(lambda: 'kept' in _stored(db),
+                     what='the next report stored')
     assert 'lost' not in _stored(db)
     assert 'dropped, as it was delivered twice' in caplog.text
 
@@ -137,7 +135,7 @@ def test_a_bad_message_is_refused_alone(worker, db, caplog):
     caplog.set_level(logging.WARNING)
     worker.gate.clear()
     _report(worker, 'first')
-    _wait_for(lambda: worker.written, 'a batch being written')
+    waiting.wait_for(lambda: worker.written, what='a batch being written')
     _report(worker, 'good1')
     # what no client of ours sends: checked by the worker's edge
     oslo_messaging.get_rpc_client(
@@ -147,10 +145,10 @@ def test_a_bad_message_is_refused_alone(worker, db, caplog):
             stats=dict(HOST, vcpus=-1))
     _report(worker, 'good2')
     worker.gate.set()
-    _wait_for(lambda: {'good1', 'good2'} <= set(_stored(db)),
-              'the good reports stored')
-    _wait_for(lambda: _unacknowledged(worker.server) == 0,
-              'every message acknowledged')
+    waiting.wait_for(lambda: {'good1', 'good2'} <= set(_stored(db)),
+                     what='the good reports stored')
+    waiting.wait_for(lambda: _unacknowledged(worker.server) == 0,
+                     what='every message acknowledged')
     assert 'bad' not in _stored(db)
     assert worker.written[1:] == [['good1', 'good2']]
     assert caplog.text.count('Rejected update_resource_stats (cast)') == 1
