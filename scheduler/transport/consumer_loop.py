@@ -421,6 +421,7 @@ class ConsumerLoop:
                 max_retries=max(1, len(self.broker.kombu_urls())),
                 interval_start=0, interval_step=0, interval_max=0)
             self._declare_exchanges(connection)
+            self._declare_queues(connection)
             channel = connection.channel()
             consumer = kombu.Consumer(
                 channel, queues=self._queues, on_message=self._received,
@@ -469,6 +470,24 @@ class ConsumerLoop:
                     exchange.name, type=exchange.type,
                     durable=not exchange.durable,
                     auto_delete=exchange.auto_delete)
+
+    def _declare_queues(self, connection):
+        """Declare each queue (and its binding); a queue the broker says
+        it cannot find although it exists (404: a non-durable queue
+        whose node of a cluster died or was cut off) is deleted and
+        declared again, on a node that serves, as oslo.messaging does."""
+        for queue in self._queues:
+            try:
+                with connection.channel() as channel:
+                    queue(channel).declare()
+            except amqp_exceptions.NotFound as exc:
+                LOG.warning('%s: queue %s is on a node that does not answer '
+                            '(%s); deleting it and declaring it again',
+                            self.name, queue.name, exc)
+                with connection.channel() as channel:
+                    queue(channel).delete()
+                with connection.channel() as channel:
+                    queue(channel).declare()
 
     def _broker_away(self, exc):
         """A connection failed: the process's first line of an outage
