@@ -4,7 +4,9 @@ under calls, and the server consumes through another one and answers
 again within seconds, with classic queues (a non-durable queue whose
 node died is declared again: the broker answers 404 for it until it is
 deleted) and with quorum queues (their leader moves to a node that
-lives). Then the dead node comes back and rejoins.
+lives). Then the dead node comes back and rejoins. And scheduler-server
+itself, placing under load, loses the node that holds the leader of its
+topic's quorum queue.
 """
 
 import os
@@ -19,8 +21,12 @@ from scheduler import conf as sched_conf
 from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
 from scheduler.transport import broker
+from tests import waiting
+from tests.functional import fault_load
 from tests.functional import rabbit_cluster
 from tests.functional import rabbit_node
+from tests.functional import server as server_mod
+from tests.functional import workload
 
 #: seconds within which the server answers again after the node died
 BACK_WITHIN = 10.0
@@ -98,3 +104,62 @@ def test_the_node_a_server_consumes_through_dies(cluster, options,
         transport.cleanup()
         if victim is not None:
             victim.start()      # it rejoins, for the next test
+
+
+def _leader_of(cluster, queue):
+    """The node that holds the leader of quorum queue ``queue``."""
+    listed = cluster.nodes[0].ctl('list_queues', 'name', 'leader',
+                                  '--no-table-headers', '--quiet')
+    for line in listed.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0] == queue:
+            [node] = [n for n in cluster.nodes if n.nodename == fields[1]]
+            return node
+    raise AssertionError('no leader listed for %s:\n%s' % (queue, listed))
+
+
+def test_workers_under_load_lose_the_leader_of_their_queue(
+        cluster, tmp_path, summary_line):
+    """scheduler-server (2 workers, quorum queues, the three nodes in
+    ``transport_url``) placing under load; the node holding the leader
+    of the scheduler topic's queue is killed (SIGKILL) and brought back.
+    Every call is answered (placed, or an answer that says retry, after
+    which the caller asks again for the same instance), placements flow
+    again within seconds, nothing is overcommitted and no claim is left
+    that its caller was not told of."""
+    server = server_mod.SchedulerServer(
+        tmp_path / 'scheduler',
+        'sqlite:///%s' % (tmp_path / 'scheduler.sqlite'), workers=2,
+        options={'DEFAULT': {'transport_url': cluster.transport_url()},
+                 'oslo_messaging_rabbit': dict(QUORUM,
+                                               rabbit_interval_max=2)})
+    try:
+        server.db_sync()
+        server.start().wait_ready()
+        workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
+        leader = _leader_of(cluster, server.topic)
+        # two conductors: the cloud must not fill up before the end
+        with fault_load.Load(server, threads=2, retry_same=True) as load:
+            time.sleep(1)
+            leader.kill()
+            killed = time.monotonic()
+            time.sleep(5)
+            leader.start()
+            back = time.monotonic()
+            time.sleep(2)
+        again = load.first_success_after(killed)
+        summary_line('cluster: leader of the topic queue killed under '
+                     'load: %s; placements again after %s s; longest '
+                     'wait %.1f s' % (load.counts(), None if again is None
+                                      else round(again, 2),
+                                      load.longest_wait))
+        assert load.unexpected() == []
+        assert again is not None and again < BACK_WITHIN
+        # and after the node rejoined
+        assert load.first_success_after(back) is not None
+        assert 'NoValidHost' not in load.counts()
+        waiting.wait_for(lambda: fault_load.audit(server, load) == [], 15,
+                         'no overcommit and no orphan claim')
+        server.assert_alive()
+    finally:
+        server.close()
