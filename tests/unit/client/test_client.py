@@ -6,6 +6,7 @@ a second); each test reports and forces its own hosts so tests stay
 independent.
 """
 
+import logging
 import types
 from unittest import mock
 
@@ -193,7 +194,8 @@ def test_update_resource_stats_validates_before_sending(cloud, name, stats,
     assert info.value.kwargs['field'] == field
 
 
-def test_sync_instance_info_releases_unreported_claims(cloud):
+def test_sync_instance_info_releases_unreported_claims(cloud, caplog):
+    caplog.set_level(logging.INFO, logger='scheduler.manager')
     cloud.conf.set_override('unconfirmed_claim_grace_period', 0,
                             'scheduler')
     try:
@@ -204,6 +206,10 @@ def test_sync_instance_info_releases_unreported_claims(cloud):
         kept, dropped = [s[0].instance_uuid for s in result]
         cloud.client.sync_instance_info(CTXT, 'sync-host', [kept])
         waiting.wait_for(lambda: _consumers_on(cloud, 'sync-host') == {kept})
+        # the worker says so after the release committed: within the test
+        # (a line logged after it ended went to a closed capture)
+        waiting.wait_for(lambda: 'stale allocation rows on sync-host'
+                         in caplog.text, what='the release logged')
     finally:
         cloud.conf.clear_override('unconfirmed_claim_grace_period',
                                   'scheduler')
