@@ -49,8 +49,10 @@ import uuid
 
 import sqlalchemy.exc as sa_exc
 from oslo_db import exception as db_exc
+import oslo_messaging
 from oslo_log import log as logging
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
+from oslo_utils import versionutils
 
 from scheduler.rpc import call_monitor
 from scheduler import exception
@@ -207,13 +209,11 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         version = message.get('version', '1.0')
         compatible = False
         for endpoint in self.endpoints:
-            target = getattr(endpoint, 'target', None) or self._default_target
-            if not (self._is_namespace(target, namespace)
-                    and self._is_compatible(target, version)):
+            if not _serves(endpoint, namespace, version):
                 continue
             if hasattr(endpoint, method) and self.access_policy.is_allowed(
                     endpoint, method):
-                return self._do_dispatch(endpoint, method, incoming.ctxt,
+                return self._call_endpoint(endpoint, method, incoming.ctxt,
                                          message.get('args', {}))
             compatible = True
         if compatible:
@@ -260,15 +260,16 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         return max((e.target.version for e in self.endpoints
                     if getattr(e, 'target', None)), default='1.0')
 
-    def _do_dispatch(self, endpoint, method, ctxt, args):
+    def _call_endpoint(self, endpoint, method, ctxt, args):
         try:
             return self._checked_call(endpoint, method, ctxt, args)
         except exception.InvalidRequest as exc:
             _expected(exc)
 
     def _checked_call(self, endpoint, method, ctxt, args):
-        """oslo.messaging's ``_do_dispatch`` with the edge check
-        (module docstring) between deserializing and calling."""
+        """What oslo.messaging's dispatcher does with a message, with the
+        edge check (module docstring) between deserializing and
+        calling."""
         version = self._message.version
         described = method in schemas.METHODS
         if described:
@@ -288,6 +289,21 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             _plugin_checks(endpoint, method, args)
         result = func(ctxt, **args)
         return self.serializer.serialize_entity(ctxt, result)
+
+
+#: the target of an endpoint that names none (oslo.messaging's default)
+_DEFAULT_TARGET = oslo_messaging.Target()
+
+
+def _serves(endpoint, namespace, version):
+    """Does ``endpoint`` take messages of ``namespace`` at ``version``,
+    as oslo.messaging's dispatcher decides it: the namespace is one its
+    target accepts, and the version has the target's major and at most
+    its minor."""
+    target = getattr(endpoint, 'target', None) or _DEFAULT_TARGET
+    return (namespace in target.accepted_namespaces and
+            versionutils.is_compatible(version, target.version or '1.0',
+                                       same_major=True))
 
 
 def _plugin_checks(endpoint, method, args):

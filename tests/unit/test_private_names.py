@@ -15,10 +15,18 @@ import from, or string naming, a library's module path with a private
 part. Names the package defines
 itself are its own business (the hand-off attributes between its stages
 are another item of that issue).
+
+A class of the package that subclasses another library's class is held
+too (``KNOWN_INHERITED``): a ``self._name`` it reads or writes, or a
+``_name`` method it defines, that the library's base class defines
+(an attribute of the class, or ``self._name`` in its source) is a
+private name of that library, used or overridden.
 """
 
 import ast
 import collections
+import importlib
+import inspect
 import pathlib
 import re
 
@@ -39,6 +47,25 @@ KNOWN = {
         'oslo.messaging options registered on cfg.CONF only',
     'module oslo_messaging._tracing.client':
         'oslo.messaging options registered on cfg.CONF only',
+}
+
+
+#: private names of a library's base class used or overridden by a
+#: subclass of the package -> whose they are
+KNOWN_INHERITED = {
+    '_changed_fields': 'oslo.versionedobjects VersionedObject (fast '
+                       'paths, held to ovo by tests/unit/objects)',
+    '_context': 'oslo.versionedobjects VersionedObject',
+    '_obj_from_primitive': 'oslo.versionedobjects VersionedObject',
+    '_obj_primitive_field': 'oslo.versionedobjects VersionedObject',
+    '_obj_primitive_key': 'oslo.versionedobjects VersionedObject',
+    '_dead': 'cotyledon ServiceManager (service/supervisor.py)',
+    '_reload': 'cotyledon ServiceManager (overridden)',
+    '_running_services': 'cotyledon ServiceManager',
+    '_services': 'cotyledon ServiceManager',
+    '_slowdown_respawn_if_needed': 'cotyledon ServiceManager (overridden)',
+    '_start_worker': 'cotyledon ServiceManager (overridden)',
+    '_wait_interval': 'cotyledon ServiceManager',
 }
 
 
@@ -114,3 +141,72 @@ def test_no_new_private_name_of_another_library():
 def test_the_known_list_only_holds_names_still_used():
     gone = set(KNOWN) - set(private_names())
     assert not gone, 'no longer used, remove from KNOWN: %s' % sorted(gone)
+
+
+def _module_name(path):
+    parts = path.relative_to(ROOT.parent).with_suffix('').parts
+    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+def _self_private_names(class_node):
+    """(name, line) of each ``self._name`` and ``def _name`` of a class."""
+    for node in ast.walk(class_node):
+        if (isinstance(node, ast.Attribute) and _is_self(node.value)
+                and node.attr.startswith('_')
+                and not node.attr.startswith('__')):
+            yield node.attr, node.lineno
+        elif (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and node.name.startswith('_')
+              and not node.name.startswith('__')):
+            yield node.name, node.lineno
+
+
+def _foreign_bases(cls):
+    return [base for base in cls.__mro__[1:]
+            if not base.__module__.startswith(('scheduler', 'builtins'))]
+
+
+def _defines(bases, name):
+    for base in bases:
+        if name in vars(base):
+            return True
+        try:
+            source = inspect.getsource(base)
+        except (OSError, TypeError):
+            continue
+        if re.search(r'self\.%s\b' % re.escape(name), source):
+            return True
+    return False
+
+
+def inherited_private_names():
+    """private name of a base class -> the places that use it."""
+    used = collections.defaultdict(list)
+    for path in sorted(ROOT.rglob('*.py')):
+        tree = ast.parse(path.read_text())
+        classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+        if not classes:
+            continue
+        module = importlib.import_module(_module_name(path))
+        for node in classes:
+            cls = getattr(module, node.name, None)
+            bases = _foreign_bases(cls) if inspect.isclass(cls) else []
+            if not bases:
+                continue
+            for name, line in sorted(set(_self_private_names(node))):
+                if _defines(bases, name):
+                    used[name].append('%s:%d' % (
+                        path.relative_to(ROOT.parent), line))
+    return used
+
+
+def test_no_new_private_name_of_a_base_class():
+    used = inherited_private_names()
+    new = {name: places for name, places in used.items()
+           if name not in KNOWN_INHERITED}
+    assert not new, (
+        'private names of another library\'s base class, used or '
+        'overridden for the first time: %s' % new)
+    gone = set(KNOWN_INHERITED) - set(used)
+    assert not gone, 'no longer used, remove from KNOWN_INHERITED: %s' % (
+        sorted(gone))
