@@ -180,9 +180,6 @@ def server(conf, transport, target, dispatcher, server_cls, **extra):
     ``scheduler.transport`` for RabbitMQ or a kombu transport;
     oslo.messaging's ``RPCServer`` on ``transport`` with any other,
     which acknowledges each message on arrival (module docstring)."""
-    if not issubclass(server_cls, late_ack.LateAckServer):
-        # oslo.messaging's own (a test of the dispatcher under it)
-        return server_cls(transport, target, dispatcher, **extra)
     if transport_broker.is_kombu_url(conf):
         return server_cls(transport_broker.Broker(conf), target,
                           dispatcher, **extra)

@@ -426,7 +426,7 @@ class ConsumerLoop:
             consumer = kombu.Consumer(
                 channel, queues=self._queues, on_message=self._received,
                 on_decode_error=self._undecodable, accept=list(ACCEPT),
-                auto_declare=True)
+                auto_declare=False)     # declared just above
             if self._prefetch:
                 consumer.qos(prefetch_count=self._prefetch)
             if self._consuming:

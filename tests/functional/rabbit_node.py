@@ -66,6 +66,19 @@ def available():
     return None
 
 
+def require():
+    """Skip the calling test if no private node can run here; fail it
+    instead under ``CI=true``, where one must."""
+    import pytest
+    why = available()
+    if why is None:
+        return
+    if os.environ.get('CI') == 'true':
+        pytest.fail('a private RabbitMQ node is required in CI: %s' % why,
+                    pytrace=False)
+    pytest.skip('cannot start a private RabbitMQ node: %s' % why)
+
+
 def free_port():
     """A TCP port on 127.0.0.1 that nothing listens on right now (below
     the ephemeral range, ``scheduler_bench.servers.free_ports``)."""

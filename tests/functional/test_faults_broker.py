@@ -40,11 +40,7 @@ PER_ATTEMPT = ('is unreachable', 'Connection failed', 'Reconnected to AMQP',
 
 @pytest.fixture
 def rabbit(tmp_path):
-    why = rabbit_node.available()
-    if why:
-        if os.environ.get('CI') == 'true':
-            pytest.fail(why, pytrace=False)
-        pytest.skip(why)
+    rabbit_node.require()
     with rabbit_node.running(tmp_path / 'rabbit') as node:
         yield node
 

@@ -236,9 +236,7 @@ def test_a_percent_encoded_password_is_served(rabbitmq, tmp_path):
     """Issue 24.9: the workers read the password as the start-up check
     does (they died with "Port could not be cast"), and no piece of it
     reaches the log."""
-    why = rabbit_node.available()
-    if why:
-        pytest.skip(why)
+    rabbit_node.require()
     with rabbit_node.running(tmp_path / 'rabbit') as node:
         node.ctl('add_user', 'sched', 'p@ss:w/rd#1')
         node.ctl('set_permissions', 'sched', '.*', '.*', '.*')

@@ -9,7 +9,6 @@ itself, placing under load, loses the node that holds the leader of its
 topic's quorum queue.
 """
 
-import os
 import time
 import uuid
 
@@ -35,11 +34,7 @@ QUORUM = {'rabbit_quorum_queue': True, 'rabbit_transient_quorum_queue': True}
 
 @pytest.fixture(scope='module')
 def cluster(tmp_path_factory):
-    why = rabbit_node.available()
-    if why:
-        if os.environ.get('CI') == 'true':
-            pytest.fail(why, pytrace=False)
-        pytest.skip(why)
+    rabbit_node.require()
     with rabbit_cluster.running(tmp_path_factory.mktemp('cluster')) as c:
         yield c
 

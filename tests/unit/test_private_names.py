@@ -129,18 +129,20 @@ def _private_module(path):
     return any(part.startswith('_') for part in path.split('.'))
 
 
-def test_no_new_private_name_of_another_library():
-    used = private_names()
+def _check(used, known, what):
+    """No name of ``used`` missing from ``known``, none of ``known`` no
+    longer used."""
     new = {name: places for name, places in used.items()
-           if name not in KNOWN}
-    assert not new, (
-        'private names of other libraries, used for the first time: %s; '
-        'use their public API instead' % new)
+           if name not in known}
+    assert not new, ('%s, used for the first time: %s; use their public '
+                     'API instead' % (what, new))
+    gone = set(known) - set(used)
+    assert not gone, 'no longer used, remove from the list: %s' % (
+        sorted(gone))
 
 
-def test_the_known_list_only_holds_names_still_used():
-    gone = set(KNOWN) - set(private_names())
-    assert not gone, 'no longer used, remove from KNOWN: %s' % sorted(gone)
+def test_no_new_private_name_of_another_library():
+    _check(private_names(), KNOWN, 'private names of other libraries')
 
 
 def _module_name(path):
@@ -201,12 +203,5 @@ def inherited_private_names():
 
 
 def test_no_new_private_name_of_a_base_class():
-    used = inherited_private_names()
-    new = {name: places for name, places in used.items()
-           if name not in KNOWN_INHERITED}
-    assert not new, (
-        'private names of another library\'s base class, used or '
-        'overridden for the first time: %s' % new)
-    gone = set(KNOWN_INHERITED) - set(used)
-    assert not gone, 'no longer used, remove from KNOWN_INHERITED: %s' % (
-        sorted(gone))
+    _check(inherited_private_names(), KNOWN_INHERITED,
+           "private names of another library's base class")

@@ -11,6 +11,7 @@ from oslo_messaging.rpc import server as rpc_server
 
 from scheduler.rpc import call_monitor
 from scheduler import context
+from scheduler.rpc import dispatcher
 from scheduler.rpc import messaging
 
 
@@ -84,8 +85,12 @@ class _Slow:
 
 def test_call_outliving_its_monitor_timeout_is_answered(conf, transport):
     endpoint = _Slow()
-    server = messaging._server(conf, transport, 'monitor-test', [endpoint],
-                         rpc_server.RPCServer)
+    # oslo.messaging's own server around the scheduler's dispatcher
+    server = rpc_server.RPCServer(
+        transport, oslo_messaging.Target(topic='monitor-test',
+                                         server=conf.host),
+        dispatcher.SchedulerDispatcher([endpoint], messaging.get_serializer(),
+                                       conf.limits, conf.host))
     server.start()
     try:
         client = oslo_messaging.get_rpc_client(
