@@ -1,4 +1,5 @@
-"""Engine and transactions of the scheduler database (oslo.db enginefacade).
+"""Transactions of the scheduler database, on the engine of
+``scheduler.db.engine``.
 
 ``Database(conf)`` is created once per worker process, after any fork.
 ``with db.writer() as session`` opens a write transaction, ``db.reader()`` a
@@ -26,40 +27,24 @@ handler, in steps growing to 100 ms, and lose the lock to every newcomer
 meanwhile (the simulator's 1.6 s tail, doc/source/performance-history.rst
 "Tail"); a thread waiting on the Python lock wakes when it is released.
 
-Round trips: connections are not pinged when checked out, and on MySQL and
-MariaDB a connection goes back to the pool without the ``ROLLBACK``
-SQLAlchemy would send after every COMMIT, unless the server says a
-transaction is still open (``reset_only_open_transactions``). psycopg2
-already skips that ROLLBACK itself.
+Round trips: the engine saves the ping on checkout and, on MySQL and
+MariaDB, the ROLLBACK after a COMMIT (``scheduler.db.engine``).
 """
 
 import contextlib
-import functools
 import os
 import threading
 
-from pymysql.constants import SERVER_STATUS
-
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
+from sqlalchemy import orm
 from oslo_config import cfg
 from oslo_db import api as oslo_db_api
-from oslo_db.sqlalchemy import enginefacade
 
 from scheduler.db import driver_calls
 from scheduler.db import driver_connections
+from scheduler.db import engine as db_engine
 from scheduler.db import models
-
-_FACADE_OPTIONS = ('connection', 'slave_connection', 'sqlite_fk',
-                   'mysql_sql_mode', 'connection_recycle_time',
-                   'max_pool_size', 'max_overflow', 'pool_timeout',
-                   'max_retries', 'retry_interval', 'connection_debug',
-                   'connection_trace')
-
-
-@enginefacade.transaction_context_provider
-class _TxContext:
-    """The per-transaction holder enginefacade needs."""
 
 
 def _scheduler_option(conf, name):
@@ -76,15 +61,13 @@ class Database:
 
     def __init__(self, conf, connection=None, max_retries=None):
         self.url = connection or conf.database.connection
-        options = {k: conf.database[k] for k in _FACADE_OPTIONS
-                   if k in conf.database}
-        options['connection'] = self.url
-        if max_retries is not None:
-            options['max_retries'] = max_retries
-        self._tx = enginefacade.transaction_context()
-        self._tx.configure(**options)
         self._local = threading.local()
-        self.is_sqlite = self.url.startswith('sqlite')
+        self.engine = db_engine.create(
+            self.url, conf.database, immediate=self._immediate,
+            max_retries=max_retries)
+        self._sessions = orm.sessionmaker(bind=self.engine,
+                                          expire_on_commit=False)
+        self.is_sqlite = self.engine.dialect.name == 'sqlite'
         self.is_postgresql = self.engine.dialect.name == 'postgresql'
         self._writer_lock = (_sqlite_writer_lock(self.url) if self.is_sqlite
                              else contextlib.nullcontext())
@@ -95,18 +78,6 @@ class Database:
         # see scheduler.db.ratios
         self.aggregate_allocation_ratios = _scheduler_option(
             conf, 'aggregate_allocation_ratios')
-        if self.is_sqlite:
-            _pool_sqlite_file_connections(self.engine)
-            self._prepare_sqlite(self.engine)
-        # oslo.db pings every connection it hands out (SELECT 1): one more
-        # round trip per transaction, a fifth of a claim's. A connection
-        # the server dropped fails on first use instead, and the writers'
-        # retry_on_deadlock retries the whole transaction then.
-        self.engine.pool._pre_ping = False
-        if self.engine.dialect.name == 'mysql':
-            reset_only_open_transactions(self.engine)
-        if self.engine.dialect.driver == 'psycopg2':
-            batch_executemany(self.engine)
         # writes committed through this pool that the worker's host table
         # has not applied in memory: its next decision re-reads the feed
         # (scheduler.host_state.cache)
@@ -120,42 +91,10 @@ class Database:
         with self._local_writes_lock:
             self.local_writes += 1
 
-    @functools.cached_property
-    def engine(self):
-        """The pool's engine: oslo.db starts it once and keeps it (a new
-        process disposes its pool, not the engine), so it is asked for
-        once, not on every connection (the facade clones itself per ask)."""
-        return self._tx.writer.get_engine()
-
-    def _prepare_sqlite(self, engine):
-        local = self._local
-
-        @sa.event.listens_for(engine, 'connect')
-        def _on_connect(dbapi_conn, record):
-            cursor = dbapi_conn.cursor()
-            cursor.execute('PRAGMA journal_mode=WAL')
-            cursor.execute('PRAGMA busy_timeout=30000')
-            cursor.execute('PRAGMA foreign_keys=ON')
-            cursor.close()
-
-        # oslo.db emits a plain BEGIN itself; ours replaces it and opens
-        # write transactions IMMEDIATE. Same in_transaction marker, which
-        # oslo.db's commit/rollback listeners clear.
-        for listener in list(engine.dispatch.begin):
-            if getattr(listener, '__name__', '') == '_sqlite_emit_begin':
-                sa.event.remove(engine, 'begin', listener)
-
-        @sa.event.listens_for(engine, 'begin')
-        def _on_begin(conn):
-            if 'in_transaction' not in conn.info:
-                writing = getattr(local, 'writing', False)
-                conn.exec_driver_sql(
-                    'BEGIN IMMEDIATE' if writing else 'BEGIN')
-                conn.info['in_transaction'] = True
-
-        # oslo.db opened a connection to test the URL before these
-        # listeners existed; drop it so every pooled connection has them.
-        engine.dispose()
+    def _immediate(self):
+        """Whether this thread opens a write transaction (SQLite's
+        ``BEGIN IMMEDIATE``, ``scheduler.db.engine``)."""
+        return getattr(self._local, 'writing', False)
 
     @contextlib.contextmanager
     def _writing(self):
@@ -170,7 +109,7 @@ class Database:
 
     @contextlib.contextmanager
     def writer(self):
-        with self._writing(), self._tx.writer.using(_TxContext()) as session:
+        with self._writing(), self._sessions.begin() as session:
             yield session
 
     @contextlib.contextmanager
@@ -186,7 +125,7 @@ class Database:
 
     @contextlib.contextmanager
     def reader(self):
-        with self._tx.reader.using(_TxContext()) as session:
+        with self._sessions() as session:
             yield session
 
     @contextlib.contextmanager
@@ -242,7 +181,7 @@ class Database:
         connections again. A ``RawReader``'s kept connection is its
         owner's to close (``RawReader.close``)."""
         self.driver_calls.close()
-        self._tx.dispose_pool()
+        self.engine.dispose()
 
 
 class RawReader:
@@ -372,61 +311,6 @@ def _sqlite_writer_lock(url):
     key = path if path == ':memory:' else os.path.realpath(path)
     with _SQLITE_WRITER_LOCKS_GUARD:
         return _SQLITE_WRITER_LOCKS.setdefault(key, threading.RLock())
-
-
-def batch_executemany(engine):
-    """Send an executemany UPDATE (a batch of reports: one row per
-    provider and per inventory) in pages of statements on psycopg2
-    (``execute_batch``), not one round trip per row.
-
-    SQLAlchemy's ``executemany_mode='values_plus_batch'``, set on an engine
-    oslo.db already made. Its row counts of an executemany are then
-    unreliable; no writer of the scheduler reads them (every conditional
-    write whose count matters is a single statement).
-    """
-    from sqlalchemy.dialects.postgresql import psycopg2
-    engine.dialect.executemany_mode = psycopg2.EXECUTEMANY_VALUES_PLUS_BATCH
-    engine.dialect.supports_sane_multi_rowcount = False
-
-
-def _pool_sqlite_file_connections(engine):
-    """Keep SQLite file connections open between transactions.
-
-    oslo.db gives SQLite files a ``NullPool``: every transaction opened a
-    connection, set its pragmas and closed it again, and the close of the last
-    connection checkpoints the write-ahead log. That was 5 ms of a claim's 8 ms
-    (doc/source/performance-history.rst). SQLAlchemy's own default for files, a
-    ``QueuePool`` (its connections may change threads), replaces it; the pool's
-    events (pragmas, oslo.db's) carry over. In-memory databases keep oslo.db's
-    single static connection.
-    """
-    if not isinstance(engine.pool, sa.pool.NullPool):
-        return
-    engine.pool = sa.pool.QueuePool(
-        engine.pool._creator, pool_size=4, max_overflow=16,
-        dialect=engine.dialect, pre_ping=False,
-        _dispatch=engine.pool.dispatch)
-
-
-def reset_only_open_transactions(engine):
-    """Return MySQL/MariaDB connections to the pool with a ROLLBACK only
-    if the server reports a transaction still open.
-
-    SQLAlchemy rolls back every connection it checks in, also right after
-    a COMMIT; PyMySQL sends that ROLLBACK, one more round trip per
-    transaction (a seventh of a claim's). The server's status flags,
-    which PyMySQL keeps from the last reply, say whether a transaction is
-    open; when they are unknown the connection is rolled back as before.
-    """
-    engine.pool._reset_on_return = None
-
-    @sa.event.listens_for(engine, 'reset')
-    def _reset(dbapi_conn, record, state):
-        if state.terminate_only or not state.asyncio_safe:
-            return
-        status = getattr(dbapi_conn, 'server_status', None)
-        if status is None or status & SERVER_STATUS.SERVER_STATUS_IN_TRANS:
-            dbapi_conn.rollback()
 
 
 def dialect_of(session):
