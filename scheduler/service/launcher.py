@@ -4,7 +4,7 @@ Before it forks, ``scheduler-server`` runs the checks of
 ``scheduler.service.startup_checks`` (configuration, database, broker).
 ``Launcher`` then runs ``[DEFAULT] workers`` worker processes (and
 ``[DEFAULT] report_workers`` that serve only tracker reports, if set)
-under ``scheduler.service.supervisor.Supervisor`` (cotyledon):
+under ``scheduler.service.supervisor.Supervisor``:
 
 * a worker that dies is restarted, later and later while it keeps dying
   young, whatever the cause (the back-off is the parent's);
@@ -28,7 +28,6 @@ import functools
 import os
 import threading
 
-import cotyledon
 from oslo_log import log as logging
 from oslo_reports import guru_meditation_report as gmr
 from oslo_reports.generators import conf as gmr_conf
@@ -47,13 +46,13 @@ from scheduler import version
 LOG = logging.getLogger(__name__)
 
 
-class Worker(cotyledon.Service):
+class Worker(supervisor.Service):
     """One worker process: an RPC server around a SchedulerManager.
 
-    Runs under cotyledon (the process manager of oslo.service's threading
-    backend): ``run`` starts serving, then says so in its ``Readiness``
-    slot, and returns; ``terminate`` (SIGTERM) stops taking messages, marks
-    its service record down and lets in-flight requests finish. A reload
+    Runs under ``supervisor.Supervisor``: ``run`` starts serving, then
+    says so in its ``Readiness`` slot, and returns; ``terminate``
+    (SIGTERM) stops taking messages, marks its service record down and
+    lets in-flight requests finish. A reload
     replaces the process (``scheduler.service.supervisor``). A worker
     exits when its parent dies.
     """

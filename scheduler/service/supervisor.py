@@ -1,19 +1,19 @@
 """The parent process: it forks the workers and keeps them running.
 
-``Supervisor`` is cotyledon's ``ServiceManager`` (the process manager of
-oslo.service's threading backend) with three changes:
+``Supervisor`` runs each worker (a ``Service``) in a process forked from
+it, on the standard library alone (``multiprocessing``'s fork context,
+``signal``, ``os``):
 
-* **back-off in the parent**: a worker that dies less than
+* **restarts with back-off**: a worker that dies less than
   ``HEALTHY_AFTER`` seconds after its start, whatever the cause or exit
   status, unless the parent stopped it, is restarted after a delay that
   doubles each time (1, 2, 4 ... ``MAX_BACKOFF`` s), per worker; one that
-  lived longer is restarted at once. The parent measures both (``Backoff``)
-  and waits in its supervisor thread, which a SIGTERM wakes (and then
-  starts no worker). cotyledon's
-  own respawn throttle is off: it slept 5 s, whatever the cause, and a
-  SIGHUP emptying its list of fork times while it slept killed the
-  supervisor thread (``IndexError: pop from empty list``), leaving a
-  parent without workers.
+  lived longer is restarted at once (``Backoff``). The parent waits in its
+  main loop, which a signal wakes; nothing is forked once it stops.
+* **SIGTERM**: every worker gets SIGTERM (its ``terminate()``: in-flight
+  requests finish); the parent waits up to ``graceful_shutdown_timeout``
+  seconds for them, kills those still running, and ``run()`` returns.
+  SIGINT ends the workers and the parent at once (exit status 1).
 * **rolling reload**: SIGHUP only wakes the reload thread, which calls
   ``prepare()`` (``scheduler.service.reload.prepare``: check, then apply
   the new files) and, if it returns True, replaces the workers one at a
@@ -22,19 +22,27 @@ oslo.service's threading backend) with three changes:
   it serves (``Readiness``), so the others serve meanwhile. A reload whose
   new worker does not serve in time stops there, with one error line; the
   workers not yet replaced keep serving. A SIGHUP during a reload runs
-  another one after it.
+  another one after it. Workers ignore SIGHUP themselves.
 * **readiness**: each worker writes its pid into its slot of a shared
   array (``Readiness.serving``) once it serves; slots are numbered like
   the workers' indexes (decision workers first, then report workers).
+* **a worker whose parent dies** stops as on SIGTERM: it watches the
+  read end of a pipe whose only write end the parent holds.
+
+In a worker, ``Service.run()`` runs in a thread of its own (it may start
+its work and return, or block); SIGTERM calls ``terminate()`` in the main
+thread, then the process exits 0, or 1 if ``terminate()`` raised or did
+not return within ``graceful_shutdown_timeout`` seconds. An exception
+from ``run()`` ends the worker with status 2 (and the back-off applies).
 """
 
 import collections
 import multiprocessing
 import os
+import signal
 import threading
 import time
 
-import cotyledon
 from oslo_log import log as logging
 
 LOG = logging.getLogger(__name__)
@@ -98,86 +106,188 @@ class Readiness:
         return True
 
 
-class Supervisor(cotyledon.ServiceManager):
+class Service:
+    """A worker's work, built in the worker process:
+    ``factory(worker_id, *args)``. ``run()`` starts it; ``terminate()``
+    stops it on SIGTERM (module docstring)."""
+
+    name = 'worker'
+
+    def __init__(self, worker_id):
+        self.worker_id = worker_id
+
+    def run(self):
+        """Start the work; may return once it runs, or block."""
+
+    def terminate(self):
+        """Stop the work; the process exits when this returns."""
+
+
+_Group = collections.namedtuple('_Group', 'factory count args first_index')
+
+
+class Supervisor:
     """The workers' parent (module docstring). ``prepare()`` says whether
     a SIGHUP replaces the workers; a new worker has ``ready_timeout``
     seconds to serve."""
 
+    # longest sleep of the main loop: a restart due, or a signal, wakes it
+    TICK = 0.5
+
     def __init__(self, prepare, readiness, ready_timeout,
                  graceful_shutdown_timeout):
-        super().__init__(graceful_shutdown_timeout=graceful_shutdown_timeout)
         self._prepare = prepare
         self.readiness = readiness
         self.backoff = Backoff()
         self._ready_timeout = ready_timeout
-        self._first_index = {}
+        self._graceful_shutdown_timeout = graceful_shutdown_timeout
+        self._groups = []
+        # (group, worker_id) -> its living process; -> when to restart it
+        self._processes = {}
+        self._restart_at = {}
+        self._lock = threading.Lock()
         self._stopped_by_parent = set()
+        self._stopping = threading.Event()
+        self._wake = threading.Event()
         self._reload_wanted = threading.Event()
-        self.register_hooks(on_dead_worker=self._on_dead_worker)
+        self._forks = multiprocessing.get_context('fork')
+        self._parent_alive = None
 
-    def add_workers(self, service, count, args, first_index):
-        """``count`` workers of ``service``; the first one's slot is
-        ``first_index``."""
-        service_id = self.add(service, workers=count, args=args)
-        self._first_index[service_id] = first_index
-        return service_id
+    def add_workers(self, factory, count, args, first_index):
+        """``count`` workers built by ``factory(worker_id, *args)``; the
+        first one's slot is ``first_index``."""
+        self._groups.append(_Group(factory, count, tuple(args),
+                                   first_index))
+        return len(self._groups) - 1
 
     def run(self):
+        """Fork the workers and supervise them until SIGTERM (main thread
+        only: it takes the process's signals)."""
+        self._parent_alive = os.pipe()
+        for signum, handler in ((signal.SIGTERM, self._on_sigterm),
+                                (signal.SIGINT, self._on_sigint),
+                                (signal.SIGHUP, self._on_sighup),
+                                (signal.SIGCHLD, self._on_sigchld)):
+            signal.signal(signum, handler)
         threading.Thread(target=self._reload_loop, name='reload',
                          daemon=True).start()
-        super().run()
+        now = time.monotonic()
+        for group, config in enumerate(self._groups):
+            for worker_id in range(config.count):
+                self._restart_at[(group, worker_id)] = now
+        while not self._stopping.is_set():
+            self._reap()
+            self._start_due()
+            self._wake.wait(self._sleep())
+            self._wake.clear()
+        self._shutdown()
 
-    # -- cotyledon's hooks and overrides (supervisor thread) -------------
+    # -- signals (main thread) -------------------------------------------
 
-    def _slowdown_respawn_if_needed(self):
-        time.sleep(self._wait_interval)   # the back-off replaces it
+    def _on_sigterm(self, signum, frame):
+        LOG.info('SIGTERM: stopping the workers')
+        self._stopping.set()
+        self._wake.set()
+        self._reload_wanted.set()
 
-    def _start_worker(self, service_id, worker_id):
-        key = (service_id, worker_id)
-        delay = self.backoff.pop_delay(key)
-        if delay:
-            self._dead.wait(delay)
-        if self._dead.is_set():
-            # stopping: cotyledon's _adjust_workers would fork one more
-            return
-        super()._start_worker(service_id, worker_id)
+    def _on_sigint(self, signum, frame):
+        for process in self._living():
+            _signal(process.pid, signal.SIGINT)
+        os._exit(1)
+
+    def _on_sighup(self, signum, frame):
+        self._reload_wanted.set()
+
+    def _on_sigchld(self, signum, frame):
+        self._wake.set()
+
+    # -- the main loop ---------------------------------------------------
+
+    def _living(self):
+        with self._lock:
+            return list(self._processes.values())
+
+    def _sleep(self):
+        if not self._restart_at:
+            return self.TICK
+        due = min(self._restart_at.values()) - time.monotonic()
+        return min(self.TICK, max(0.0, due))
+
+    def _reap(self):
+        with self._lock:
+            dead = [(key, process) for key, process in self._processes.items()
+                    if not process.is_alive()]
+            for key, _ in dead:
+                del self._processes[key]
+        for key, process in dead:
+            self._on_dead_worker(key, process)
+
+    def _start_due(self):
+        now = time.monotonic()
+        for key, when in sorted(self._restart_at.items(),
+                                key=lambda item: item[1]):
+            if when > now or self._stopping.is_set():
+                continue
+            del self._restart_at[key]
+            self._start_worker(key)
+
+    def _start_worker(self, key):
+        group, worker_id = key
+        config = self._groups[group]
+        process = self._forks.Process(
+            target=_worker_main, name='worker-%d' % self._index(key),
+            args=(config.factory, worker_id, config.args,
+                  self._parent_alive, self._graceful_shutdown_timeout))
+        process.start()
+        with self._lock:
+            self._processes[key] = process
         self.backoff.started(key)
 
-    def _on_dead_worker(self, service_id, worker_id, exit_code):
-        process = self._process(service_id, worker_id, alive=False)
-        pid = process.pid if process is not None else None
+    def _index(self, key):
+        group, worker_id = key
+        return self._groups[group].first_index + worker_id
+
+    def _on_dead_worker(self, key, process):
+        pid, exit_code = process.pid, process.exitcode
         by_parent = pid in self._stopped_by_parent
         self._stopped_by_parent.discard(pid)
-        delay, lived = self.backoff.died((service_id, worker_id), by_parent)
-        index = self._first_index[service_id] + worker_id
+        delay, lived = self.backoff.died(key, by_parent)
+        self._restart_at[key] = time.monotonic() + delay
+        index = self._index(key)
+        cause = ('signal %d' % -exit_code if exit_code < 0
+                 else 'exit code %d' % exit_code)
         if by_parent:
             LOG.info('Worker %d (pid %s) stopped; starting its replacement',
                      index, pid)
         elif delay:
-            LOG.error('Worker %d died %.1f s after its start (exit code %s);'
-                      ' restarting it in %d s', index, lived, exit_code,
-                      delay)
+            LOG.error('Worker %d died %.1f s after its start (%s);'
+                      ' restarting it in %d s', index, lived, cause, delay)
         else:
-            LOG.error('Worker %d died (exit code %s); restarting it',
-                      index, exit_code)
+            LOG.error('Worker %d died (%s); restarting it', index, cause)
 
-    def _process(self, service_id, worker_id, alive=True):
-        for process, info in list(self._running_services[service_id].items()):
-            if info.worker_id == worker_id and process.is_alive() == alive:
-                return process
-        return None
+    def _shutdown(self):
+        processes = self._living()
+        for process in processes:
+            _signal(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + self._graceful_shutdown_timeout
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in processes:
+            if process.exitcode is None:
+                LOG.warning('Worker (pid %d) still running %d s after '
+                            'SIGTERM: killed', process.pid,
+                            self._graceful_shutdown_timeout)
+                process.kill()
+                process.join()
+        LOG.info('Every worker stopped')
 
-    # -- SIGHUP ------------------------------------------------------------
-
-    def _reload(self):
-        # the main thread's signal loop: never block it
-        self._reload_wanted.set()
+    # -- SIGHUP (reload thread) -----------------------------------------
 
     def _reload_loop(self):
         while True:
             self._reload_wanted.wait()
             self._reload_wanted.clear()
-            if self._dead.is_set():
+            if self._stopping.is_set():
                 return
             LOG.info('SIGHUP: checking the configuration files')
             try:
@@ -187,26 +297,82 @@ class Supervisor(cotyledon.ServiceManager):
                 LOG.exception('Reload failed; the workers keep serving')
 
     def _replace_all(self):
-        for service_id, config in list(self._services.items()):
-            for worker_id in range(config.workers):
-                if not self._replace(service_id, worker_id):
+        for group, config in enumerate(self._groups):
+            for worker_id in range(config.count):
+                if not self._replace((group, worker_id)):
                     return
         LOG.info('Reload done: every worker serves the new configuration')
 
-    def _replace(self, service_id, worker_id):
+    def _replace(self, key):
         """Stop one worker and wait until its replacement serves."""
-        index = self._first_index[service_id] + worker_id
-        process = self._process(service_id, worker_id)
-        if process is None:  # being restarted: with the new configuration
-            return True
+        index = self._index(key)
+        with self._lock:
+            process = self._processes.get(key)
+            if process is None:  # being restarted: with the new files
+                return True
+            pid = process.pid
+            self._stopped_by_parent.add(pid)
         self.readiness.clear(index)
-        self._stopped_by_parent.add(process.pid)
-        LOG.info('Reload: replacing worker %d (pid %d)', index, process.pid)
-        process.terminate()
-        if self.readiness.wait(index, self._ready_timeout, self._dead):
+        LOG.info('Reload: replacing worker %d (pid %d)', index, pid)
+        _signal(pid, signal.SIGTERM)
+        if self.readiness.wait(index, self._ready_timeout, self._stopping):
             return True
-        if not self._dead.is_set():
+        if not self._stopping.is_set():
             LOG.error('Reload stopped: worker %d does not serve %d s after '
                       'its restart; the workers not yet replaced keep the '
                       'previous configuration', index, self._ready_timeout)
         return False
+
+
+def _signal(pid, signum):
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass   # gone already
+
+
+def _worker_main(factory, worker_id, args, parent_alive, timeout):
+    """A worker process's life (module docstring)."""
+    read_end, write_end = parent_alive
+    os.close(write_end)
+    stop = threading.Event()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)     # the parent reloads
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, lambda *_: os._exit(1))
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    threading.Thread(target=_watch_parent, args=(read_end, stop),
+                     name='parent-watch', daemon=True).start()
+    try:
+        service = factory(worker_id, *args)
+    except BaseException:
+        LOG.exception('Worker %d could not be built', worker_id)
+        os._exit(2)
+    threading.Thread(target=_run, args=(service,), name='run',
+                     daemon=True).start()
+    while not stop.wait(Supervisor.TICK):
+        pass
+    if timeout > 0:
+        signal.signal(signal.SIGALRM, lambda *_: os._exit(1))
+        signal.alarm(timeout)
+    try:
+        service.terminate()
+    except BaseException:
+        LOG.exception('Worker %d failed to stop cleanly', worker_id)
+        os._exit(1)
+    os._exit(0)
+
+
+def _watch_parent(read_end, stop):
+    os.read(read_end, 1)     # returns once the parent is gone
+    LOG.info('Parent process gone: worker (pid %d) stopping', os.getpid())
+    stop.set()
+
+
+def _run(service):
+    try:
+        service.run()
+    except SystemExit as exc:
+        os._exit(exc.code if isinstance(exc.code, int) else 1)
+    except BaseException:
+        LOG.exception('Worker %s failed', service.worker_id)
+        os._exit(2)

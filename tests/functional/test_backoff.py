@@ -2,14 +2,18 @@
 parent of ``scheduler-server``) whose only worker dies as soon as it
 starts, by a different cause each time (exit 0, exit 3, SIGKILL):
 
-* it is restarted 1, 2, 4 s after each death (cotyledon restarted it at
-  once, then every ~5 s: 61 deaths in 100 s), and one error line per
-  death says when;
-* a SIGHUP while the parent waits to restart it leaves the parent's
-  supervisor thread alive: the worker is restarted on time afterwards
-  (cotyledon's SIGHUP emptied its list of fork times while its throttle
-  slept: ``IndexError: pop from empty list``, and no worker ever again);
+* it is restarted 1, 2, 4 s after each death (cotyledon, the parent
+  before this one, restarted it at once, then every ~5 s: 61 deaths in
+  100 s), and one error line per death says when;
+* a SIGHUP while the parent waits to restart it does not stop the
+  restarts: the worker is restarted on time afterwards (cotyledon's
+  SIGHUP emptied its list of fork times while its throttle slept:
+  ``IndexError: pop from empty list``, and no worker ever again);
 * a SIGTERM during a back-off ends the parent at once, status 0.
+
+And how the parent stops its workers: SIGTERM waits for them up to the
+graceful timeout and kills the late ones; SIGINT ends everything at once;
+workers whose parent is killed stop by themselves.
 
 No broker or database: the parent alone, in a process of its own.
 """
@@ -21,8 +25,6 @@ import subprocess
 import sys
 import time
 
-import cotyledon
-
 from scheduler.service import supervisor
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -30,7 +32,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SLACK = 3.0
 
 
-class _DiesYoung(cotyledon.Service):
+class _DiesYoung(supervisor.Service):
     """Writes its start time to ``starts``, then dies."""
 
     def __init__(self, worker_id, starts):
@@ -115,3 +117,86 @@ def test_a_worker_dying_young_is_restarted_later_and_later(tmp_path):
     assert 'Traceback' not in err and 'IndexError' not in err
     for delay in (1, 2, 4, 8):
         assert 'restarting it in %d s' % delay in err, err
+
+
+class _StopsSlowly(supervisor.Service):
+    """Serves (writes its pid to ``pids``) until SIGTERM, then takes
+    ``linger`` seconds to stop."""
+
+    def __init__(self, worker_id, pids, linger):
+        super().__init__(worker_id)
+        self.pids, self.linger = pids, linger
+
+    def run(self):
+        with open(self.pids, 'a') as out:
+            out.write('%d\n' % os.getpid())
+
+    def terminate(self):
+        time.sleep(self.linger)
+
+
+def _slow_parent(pids, linger, timeout):
+    manager = supervisor.Supervisor(lambda: False, supervisor.Readiness(2),
+                                    ready_timeout=5,
+                                    graceful_shutdown_timeout=timeout)
+    manager.add_workers(_StopsSlowly, 2, (pids, linger), 0)
+    manager.run()
+
+
+def _start_slow_parent(tmp_path, linger, timeout):
+    pids = tmp_path / 'pids'
+    parent = subprocess.Popen(
+        [sys.executable, '-c', 'from tests.functional.test_backoff import '
+         '_slow_parent; _slow_parent(%r, %r, %r)' % (str(pids), linger,
+                                                     timeout)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait(lambda: pids.exists() and len(pids.read_text().split()) == 2, 15,
+          'two workers')
+    return parent, [int(pid) for pid in pids.read_text().split()]
+
+
+def _gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_sigterm_waits_for_the_workers_then_kills_the_late_ones(tmp_path):
+    # each worker takes 60 s to stop; the parent gives them 2
+    parent, pids = _start_slow_parent(tmp_path, 60, 2)
+    stopping = time.monotonic()
+    os.kill(parent.pid, signal.SIGTERM)
+    _, err = parent.communicate(timeout=20)
+    stopped_in = time.monotonic() - stopping
+    assert parent.returncode == 0, err
+    assert 1.5 < stopped_in < 2 + SLACK, stopped_in
+    assert all(_gone(pid) for pid in pids)
+    assert 'Traceback' not in err
+
+
+def test_sigterm_lets_a_worker_finish_what_it_does(tmp_path):
+    parent, pids = _start_slow_parent(tmp_path, 1, 10)
+    stopping = time.monotonic()
+    os.kill(parent.pid, signal.SIGTERM)
+    _, err = parent.communicate(timeout=20)
+    stopped_in = time.monotonic() - stopping
+    assert parent.returncode == 0, err
+    assert 1 <= stopped_in < 1 + SLACK, stopped_in
+    assert 'killed' not in err and 'Traceback' not in err
+
+
+def test_sigint_ends_the_parent_and_its_workers_at_once(tmp_path):
+    parent, pids = _start_slow_parent(tmp_path, 60, 30)
+    os.kill(parent.pid, signal.SIGINT)
+    parent.communicate(timeout=10)
+    assert parent.returncode == 1
+    _wait(lambda: all(_gone(pid) for pid in pids), 5, 'workers gone')
+
+
+def test_workers_stop_when_the_parent_is_killed(tmp_path):
+    parent, pids = _start_slow_parent(tmp_path, 0, 30)
+    parent.kill()
+    parent.communicate(timeout=10)
+    _wait(lambda: all(_gone(pid) for pid in pids), 10, 'workers gone')

@@ -27,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # SQL form, beside its numpy form, so the claim re-checks the filters' own
 # rule), never an engine (oslo_db) or a migration
 _PURE = ('oslo_db', 'alembic', 'oslo_messaging', 'kombu', 'threading',
-         'cotyledon')
+         'multiprocessing')
 _SERVER = ('db', 'driver', 'host_state', 'filters', 'weighers', 'manager',
            'service', 'cmd')
 
