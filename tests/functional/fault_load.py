@@ -12,6 +12,7 @@
     load.counts()        # {'placed': 310, 'DatabaseUnavailable': 12}
     load.unexpected()                   # answers that are no clear answer
     load.first_success_after(mark)      # seconds until placements flowed
+    load.longest_stall()                # longest time without a placement
 
 ``Load(server, threads, timeout=4)``: callers that give up after 4 s.
 ``retry_same=True``: callers that keep the client's contract after an
@@ -125,6 +126,15 @@ class Load:
 
     def placed(self):
         return {a[3] for a in self.answers if a[1] == 'placed'}
+
+    def longest_stall(self):
+        """The longest time, in seconds, without a placement answered
+        (from the first placement to the last answer)."""
+        times = sorted(a[0] for a in self.answers if a[1] == 'placed')
+        if not times:
+            return None
+        end = max(a[0] for a in self.answers)
+        return max(b - a for a, b in zip(times, times[1:] + [end]))
 
     def first_success_after(self, mark):
         times = [a[0] for a in self.answers

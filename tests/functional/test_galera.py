@@ -19,6 +19,7 @@ every committed write is seen):
   never returned.
 """
 
+import time
 import uuid
 
 import pytest
@@ -26,7 +27,9 @@ import sqlalchemy as sa
 from sqlalchemy import pool
 
 from tests.functional import db_state
+from tests.functional import fault_load
 from tests.functional import galera_cluster
+from tests.functional import haproxy_front
 from tests.functional import server as server_mod
 from tests.functional import test_race
 from tests.functional import workload
@@ -138,3 +141,91 @@ def test_multi_writer_fill_never_overcommits(galera, hosts, summary_line):
     for consumer, (flavor, host) in fill.placements.items():
         assert claimed[consumer] == {host}, (consumer, host,
                                              claimed[consumer])
+
+
+# -- faults behind HAProxy (one writer, two backups) -------------------
+
+#: the longest a caller may wait, and the longest placements may stall
+LONGEST = 10.0
+
+
+@pytest.fixture
+def behind_haproxy(galera, rabbitmq, tmp_path, request):
+    """One scheduler host (2 workers) on the cluster through HAProxy, as
+    kolla deploys it; every node up and HAProxy's writer node0 again
+    afterwards, for the next test."""
+    haproxy_front.require()
+    name = 'fault_%s' % uuid.uuid4().hex[:8]
+    admin = sa.create_engine(galera.nodes[1].url('mysql'),
+                             poolclass=pool.NullPool)
+    with admin.begin() as conn:
+        conn.exec_driver_sql('CREATE DATABASE %s' % name)
+    server = None
+    try:
+        with haproxy_front.running(galera, tmp_path / 'haproxy') as front:
+            server = _Audited(tmp_path / 'scheduler', front.url(name), 2)
+            server.db_sync()
+            server.start().wait_ready()
+            yield front, server
+    finally:
+        if server is not None:
+            server.close()
+            failed = getattr(request.node, 'report_call', None)
+            if failed is not None and failed.failed:
+                print(server.tail())
+                print(galera.tail())
+        for node in galera.nodes:
+            if node.process.poll() is not None:
+                node.start()
+        for node in galera.nodes:
+            node.wait_synced(len(galera.nodes))
+        with admin.begin() as conn:
+            conn.exec_driver_sql('DROP DATABASE %s' % name)
+        admin.dispose()
+
+
+def _until(predicate, timeout):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize('victim', ['backup', 'writer'])
+def test_a_galera_node_killed_under_load(galera, behind_haproxy, victim,
+                                         summary_line):
+    """SIGKILL a node under load (a backup, or the node HAProxy writes
+    to, whose sessions HAProxy then cuts and sends to a backup), bring
+    it back: every call answered (a placement, or a clear "retry"),
+    none longer than 10 s, placements never stalled 10 s, the node back
+    in the cluster, and the audit clean."""
+    front, server = behind_haproxy
+    node = galera.nodes[0 if victim == 'writer' else 2]
+    workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
+    with fault_load.Load(server, threads=4) as load:
+        time.sleep(2)
+        node.kill()
+        killed = time.monotonic()
+        if victim == 'writer':
+            _until(lambda: front.writer() not in (None, 0), 10)
+        switched = time.monotonic() - killed
+        time.sleep(3)
+        node.start()
+        node.wait_synced(len(galera.nodes))
+        rejoined = time.monotonic() - killed
+        _until(lambda: front.writer() == 0, 15)
+        time.sleep(2)
+    problems = fault_load.audit(server, load)
+    summary_line(
+        'galera: %s node killed behind HAProxy: %s; writer moved in %.1f s, '
+        'node synced again after %.1f s; longest wait %.1f s, longest '
+        'stall %.1f s; audit problems %d' % (
+            victim, load.counts(), switched, rejoined, load.longest_wait,
+            load.longest_stall(), len(problems)))
+    assert load.unexpected() == []
+    assert load.longest_wait <= LONGEST
+    assert load.longest_stall() <= LONGEST
+    assert problems == []
+    assert 'Traceback' not in server.log_text(), server.errors_in_log(
+        limit=10)
+    server.assert_alive()
