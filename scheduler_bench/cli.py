@@ -57,6 +57,12 @@ def _parser():
                         default='postgresql',
                         help='database that holds the claims (default: '
                              'postgresql)')
+    parser.add_argument('--db-url', metavar='URL',
+                        help='an administrator URL of the server of --db '
+                             'to create the bench database on, e.g. a '
+                             'Galera cluster behind HAProxy: '
+                             'mysql+pymysql://root@127.0.0.1:3307/test '
+                             '(default: the local server)')
     parser.add_argument('--output-dir', default='bench-results',
                         help='where JSON results and charts go')
     parser.add_argument('--plot', action='store_true',
@@ -125,7 +131,7 @@ def main(argv=None):
         print('scheduler-bench: --plot needs matplotlib, which is not '
               'installed: pip install matplotlib', file=sys.stderr)
         return 2
-    options = Options(db=args.db, quick=args.quick,
+    options = Options(db=args.db, db_url=args.db_url, quick=args.quick,
                       output_dir=args.output_dir, plot=args.plot,
                       hosts=args.hosts, seed=args.seed,
                       progress=not args.no_progress, rpc=not args.no_rpc,

@@ -1,12 +1,13 @@
 """Benchmark clusters: a fresh database, bulk-populated, audited, dropped.
 
-``BenchDatabase(kind)`` creates a uniquely named database (``bench_<hex>``)
-on the local PostgreSQL or MariaDB server, or a SQLite file in a temporary
-directory, and ``drop()`` removes it. ``populate(db, hosts, ...)`` writes N
-providers with their inventories (and, for a pre-used cluster, one
-allocation per host holding the used amounts) with SQLAlchemy Core
-executemany in chunks, about 100k hosts in seconds rather than the hours
-100k ``update_resource_stats`` calls would take.
+``BenchDatabase(kind, admin_url=None)`` creates a uniquely named database
+(``bench_<hex>``) on the local PostgreSQL or MariaDB server (or the one
+``admin_url`` names: ``scheduler-bench --db-url``), or a SQLite file in a
+temporary directory, and ``drop()`` removes it. ``populate(db, hosts,
+...)`` writes N providers with their inventories (and, for a pre-used
+cluster, one allocation per host holding the used amounts) with SQLAlchemy
+Core executemany in chunks, about 100k hosts in seconds rather than the
+hours 100k ``update_resource_stats`` calls would take.
 
 The rows follow the schema's rules (``scheduler.db.models``):
 
@@ -57,17 +58,18 @@ _COLUMN_FIELDS = {'uuid', 'host', 'hypervisor_hostname', 'disabled',
 class BenchDatabase:
     """One fresh database; use as a context manager or call drop()."""
 
-    def __init__(self, kind):
+    def __init__(self, kind, admin_url=None):
         if kind not in KINDS:
             raise ValueError('unknown database kind %r (choose from %s)' %
                              (kind, ', '.join(KINDS)))
         self.kind = kind
+        self.admin_url = admin_url or ADMIN_URLS.get(kind)
         self.name = 'bench_%s' % uuid.uuid4().hex[:12]
         self._tmpdir = None
         self.url = self._create()
 
     def _admin(self):
-        return sa.create_engine(ADMIN_URLS[self.kind],
+        return sa.create_engine(self.admin_url,
                                 isolation_level='AUTOCOMMIT')
 
     def _create(self):
@@ -80,7 +82,7 @@ class BenchDatabase:
                 conn.exec_driver_sql('CREATE DATABASE %s' % self.name)
         finally:
             engine.dispose()
-        base = ADMIN_URLS[self.kind].rsplit('/', 1)[0]
+        base = self.admin_url.rsplit('/', 1)[0]
         suffix = '?charset=utf8mb4' if self.kind == 'mariadb' else ''
         return '%s/%s%s' % (base, self.name, suffix)
 

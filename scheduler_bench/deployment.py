@@ -32,7 +32,7 @@ class Deployment:
         self.label = label
         self._stack = contextlib.ExitStack()
         try:
-            database = cluster.BenchDatabase(options.db)
+            database = cluster.BenchDatabase(options.db, options.db_url)
             self._stack.callback(database.drop)
             self.values = settings.merged(settings.base_values(database.url),
                                           extra)

@@ -7,18 +7,17 @@ arguments, deserializing, ``scheduler.rpc.arguments.read``, the method's
 schema; for a request also the enabled plugins' own checks,
 ``scheduler.driver.plugins.RequestChecks``, with the default filters and
 weighers), for ``select_destinations`` (a RequestSpec of the mix) and
-``update_resource_stats`` (a tracker's report: as a dict of fields, and
-as the ComputeNode ``SchedulerClient`` sends). Reported per message, in
-CPU microseconds (``time.process_time``, best of several rounds, so other
-load on the machine inflates it less than wall time): deserializing and
-reading alone, and the whole edge; their difference is what checking
-costs. A bare oslo.messaging call costs a worker about 900-1,000 us and a
-cast 400-450 us on the reference machine (``doc/source/performance-history.rst``),
-so the edge's share of a message's cost is read against those. The
-targets are what the hand-written checks that the schemas replaced cost
-on that machine, measured the same way at commit 0aa9831 (about 100 us
-per request and 40 us per report): the schemas must not cost more.
-"""
+``update_resource_stats`` (a tracker's report: as a dict of fields, and as
+the ComputeNode ``SchedulerClient`` sends). Reported per message, in CPU
+microseconds (``time.process_time``, best of several rounds, so other load
+on the machine inflates it less than wall time): deserializing and reading
+alone, and the whole edge; their difference is what checking costs. A bare
+oslo.messaging call costs a worker about 900-1,000 us and a cast 400-450 us
+on the reference machine (``doc/source/performance-history.rst``), so the
+edge's share of a message's cost is read against those. The targets are
+what the hand-written checks that the schemas replaced cost on that
+machine, measured the same way at commit 0aa9831 (about 100 us per request
+and 40 us per report): the schemas must not cost more."""
 
 import time
 import uuid

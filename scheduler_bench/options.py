@@ -7,6 +7,9 @@ import tempfile
 @dataclasses.dataclass
 class Options:
     db: str = 'postgresql'
+    #: the server to create the bench database on (None: the local one
+    #: of ``db``, ``cluster.ADMIN_URLS``)
+    db_url: str = None
     quick: bool = False
     output_dir: str = 'bench-results'
     plot: bool = False

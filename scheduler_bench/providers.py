@@ -139,7 +139,7 @@ def run(options):
               int(NETWORK * scale))
     result = {'scenario': NAME, 'compute': counts[0], 'storage': counts[1],
               'network': counts[2]}
-    with BenchDatabase(options.db) as database:
+    with BenchDatabase(options.db, options.db_url) as database:
         conf = settings.make_conf(settings.base_values(database.url))
         db = db_api.Database(conf)
         try:

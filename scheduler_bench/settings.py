@@ -30,8 +30,8 @@ RABBIT_URL = 'rabbit://guest:guest@127.0.0.1:5672/'
 BROKER_URL = 'amqp://guest:guest@127.0.0.1:5672//'
 EXECUTOR_THREADS = 16
 # workers learn of each other's writes from a poller thread, not from a
-# query per decision (doc/source/performance-history.rst, "Learning of other workers'
-# writes")
+# query per decision (doc/source/performance-history.rst, "Learning of
+# other workers' writes")
 REFRESH_INTERVAL = 0.05
 
 
