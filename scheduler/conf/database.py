@@ -23,7 +23,25 @@ DEFAULTS = {'connection': DEFAULT_CONNECTION, 'max_pool_size': 8,
              'max_overflow': 16}
 
 
+#: [database] idle_transaction_timeout's default, seconds
+IDLE_TRANSACTION_TIMEOUT = 10
+
 _OPTS = [
+    cfg.IntOpt('idle_transaction_timeout',
+               default=IDLE_TRANSACTION_TIMEOUT, min=0,
+               help='Seconds a transaction of the scheduler may stay open '
+                    'without sending a statement before the database '
+                    'server ends it and releases its row locks '
+                    '(PostgreSQL idle_in_transaction_session_timeout, '
+                    'MariaDB idle_transaction_timeout). A scheduler host '
+                    'cut off the network in the middle of a claim would '
+                    'otherwise hold the locks of the hosts it was '
+                    'claiming on until the database server noticed the '
+                    'connection dead (TCP keepalive: two hours by '
+                    'default), and every other worker claiming on those '
+                    'hosts would wait that long. No transaction of the '
+                    'scheduler waits between its statements. 0 leaves '
+                    "the server's own setting (MySQL has none)."),
     cfg.BoolOpt('legacy_change_counter',
                 default=False,
                 help='Set it while workers of the previous release still '

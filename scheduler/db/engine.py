@@ -13,6 +13,10 @@ writers' retries expect) and oslo.db's ``[database]`` options, read here:
   that many times (``-1``: until it works; ``0``: not at all);
 * ``mysql_sql_mode`` and ``mysql_wsrep_sync_wait`` (Galera), set on each
   new MySQL/MariaDB connection; ``sqlite_synchronous``;
+* the scheduler's own ``idle_transaction_timeout``: the database server
+  ends a transaction that sent no statement for that long, and releases
+  its locks (a scheduler host cut off the network mid-claim), set when
+  each connection starts (PostgreSQL, MariaDB);
 * ``connection_debug`` (50: statements logged, 100: rows too) and
   ``connection_trace`` (each statement ends with a comment naming the
   line, outside SQLAlchemy, that sent it).
@@ -65,6 +69,7 @@ def create(url, options, immediate=lambda: False, max_retries=None):
         url = url.update_query_string(options['connection_parameters'],
                                       append=True)
     backend = url.get_backend_name()
+    idle = _option(options, 'idle_transaction_timeout', 0)
     arguments = {'pool_pre_ping': False, 'connect_args': {},
                  'pool_recycle': _option(options, 'connection_recycle_time',
                                          3600)}
@@ -81,6 +86,10 @@ def create(url, options, immediate=lambda: False, max_retries=None):
             arguments['client_encoding'] = 'utf8'
         if url.get_driver_name() == 'psycopg2':
             arguments['executemany_mode'] = 'values_plus_batch'
+        if idle:
+            # a server setting at connection start: no round trip
+            arguments['connect_args']['options'] = (
+                '-c idle_in_transaction_session_timeout=%d' % (idle * 1000))
     if backend == 'mysql':
         if 'charset' not in url.query:
             arguments['connect_args']['charset'] = 'utf8'
@@ -92,7 +101,7 @@ def create(url, options, immediate=lambda: False, max_retries=None):
                        immediate)
     if backend == 'mysql':
         _mysql_events(engine, _option(options, 'mysql_sql_mode'),
-                      _option(options, 'mysql_wsrep_sync_wait'))
+                      _option(options, 'mysql_wsrep_sync_wait'), idle)
     if _option(options, 'connection_trace', False):
         _trace_comments(engine)
     exc_filters.register_engine(engine)
@@ -147,17 +156,20 @@ def _sqlite_events(engine, synchronous, immediate):
         conn.info.pop('in_transaction', None)
 
 
-def _mysql_events(engine, sql_mode, wsrep_sync_wait):
+def _mysql_events(engine, sql_mode, wsrep_sync_wait, idle):
     settings = [(statement, value) for statement, value in (
         ('SET SESSION sql_mode = %s', sql_mode),
         ('SET SESSION wsrep_sync_wait = %s', wsrep_sync_wait))
         if value is not None]
-    if settings:
+    if settings or idle:
         @sa.event.listens_for(engine, 'connect')
         def _on_connect(dbapi_conn, record):
             cursor = dbapi_conn.cursor()
             for statement, value in settings:
                 cursor.execute(statement, [value])
+            if idle and 'mariadb' in dbapi_conn.get_server_info().lower():
+                cursor.execute('SET SESSION idle_transaction_timeout = %s',
+                               [idle])
             cursor.close()
 
     @sa.event.listens_for(engine, 'reset')

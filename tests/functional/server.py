@@ -72,7 +72,7 @@ class SchedulerServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.db_url = db_url
         self.workers = workers
-        self.topic = 'sched-func-%s' % uuid.uuid4().hex
+        self.topic = self.new_topic()
         self.config_path = self.workdir / 'scheduler.conf'
         self.process = None
         self.starts = 0
@@ -99,10 +99,16 @@ class SchedulerServer:
         }
         for section, values in (options or {}).items():
             sections.setdefault(section, {}).update(values)
+        # servers given one topic serve it together
+        self.topic = sections['scheduler']['topic']
         # every process that logs a 'serving topic' line once up
         self.serving = workers + int(
             sections['DEFAULT'].get('report_workers', 0))
         self.config_path.write_text(_ini(sections))
+
+    @staticmethod
+    def new_topic():
+        return 'sched-func-%s' % uuid.uuid4().hex
 
     # -- the daemon -----------------------------------------------------
 
@@ -116,6 +122,9 @@ class SchedulerServer:
 
     #: the python that runs the release under test, and where from
     python = sys.executable
+    #: what the server's command runs under, e.g. ``ip netns exec NS``
+    #: (``net_host.NetHost.prefix``)
+    prefix = ()
     release = 'scheduler-manage'
 
     @property
@@ -137,7 +146,7 @@ class SchedulerServer:
         self.starts += 1
         with open(self.out_path, 'wb') as out:
             self.process = subprocess.Popen(
-                [str(self.python), '-m', 'scheduler.cmd.server',
+                [*self.prefix, str(self.python), '-m', 'scheduler.cmd.server',
                  '--config-file', str(self.config_path),
                  '--log-file', str(self.log_path)],
                 cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=out,

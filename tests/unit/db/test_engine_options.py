@@ -105,3 +105,4 @@ def test_connection_trace_names_the_sending_line(tmp_path):
         conn.exec_driver_sql('SELECT 1')
     assert ' -- ' in statements[-1]
     assert 'test_engine_options.py' in statements[-1]
+

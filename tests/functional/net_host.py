@@ -1,0 +1,127 @@
+"""A host of its own for a functional test: a network namespace joined to
+this machine by a veth pair, so that a test can cut the host off the
+network (``cut``/``heal``: the link goes down, nothing is killed, open
+TCP connections just stop carrying anything) or slow its link
+(``impair``: ``tc netem``, where the kernel has it)::
+
+    with net_host.running('sched-a') as host:
+        host.address                  # the machine, as the host sees it
+        host.forward(5672)            # 127.0.0.1:5672 reachable there
+        server.prefix = host.prefix   # ip netns exec <ns> ...
+        host.cut(); host.heal()
+        host.impair('delay 200ms loss 1%')
+
+The services of this machine listen on 127.0.0.1 only; ``forward(port)``
+runs ``socat`` on the veth address, which connects to 127.0.0.1, so a
+process in the namespace reaches them (and the broker sees a local
+client, as its ``guest`` user requires). Needs root (``ip netns``), and
+``socat`` and ``tc`` from Debian's packages.
+"""
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import uuid
+
+_SUBNETS = iter(range(1, 250))
+
+
+def available():
+    if os.geteuid() != 0:
+        return 'network namespaces need root'
+    for tool in ('ip', 'tc', 'socat'):
+        if shutil.which(tool) is None:
+            return '%s is missing' % tool
+    return None
+
+
+def require():
+    import pytest
+    why = available()
+    if why is None:
+        return
+    if os.environ.get('CI') == 'true':
+        pytest.fail('a network namespace is required in CI: %s' % why,
+                    pytrace=False)
+    pytest.skip('cannot make a network namespace: %s' % why)
+
+
+def _run(*args):
+    subprocess.run(args, check=True, capture_output=True, timeout=30)
+
+
+class NetHost:
+
+    def __init__(self, name):
+        tag = uuid.uuid4().hex[:6]
+        self.namespace = '%s-%s' % (name, tag)
+        self.outside = 'vh%s' % tag      # this machine's end
+        self.inside = 'vn%s' % tag       # the host's end
+        subnet = 100 + os.getpid() % 100
+        self.address = '10.%d.%d.1' % (subnet, next(_SUBNETS))
+        self.host_address = self.address[:-1] + '2'
+        self.prefix = ('ip', 'netns', 'exec', self.namespace)
+        self._forwards = []
+
+    def start(self):
+        _run('ip', 'netns', 'add', self.namespace)
+        _run('ip', 'link', 'add', self.outside, 'type', 'veth', 'peer',
+             'name', self.inside)
+        _run('ip', 'link', 'set', self.inside, 'netns', self.namespace)
+        _run('ip', 'addr', 'add', self.address + '/30', 'dev', self.outside)
+        _run('ip', 'link', 'set', self.outside, 'up')
+        self.run('ip', 'addr', 'add', self.host_address + '/30', 'dev',
+                 self.inside)
+        self.run('ip', 'link', 'set', self.inside, 'up')
+        self.run('ip', 'link', 'set', 'lo', 'up')
+        return self
+
+    def run(self, *args):
+        _run(*self.prefix, *args)
+
+    def forward(self, port):
+        """Make 127.0.0.1:``port`` of this machine reachable from the
+        host at ``address:port``."""
+        self._forwards.append(subprocess.Popen(
+            ['socat', 'TCP-LISTEN:%d,bind=%s,fork,reuseaddr' % (
+                port, self.address), 'TCP:127.0.0.1:%d' % port],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True))
+
+    def cut(self):
+        """Take the link down: the host and its processes live on, and
+        nothing they send arrives (nor anything sent to them)."""
+        _run('ip', 'link', 'set', self.outside, 'down')
+
+    def heal(self):
+        _run('ip', 'link', 'set', self.outside, 'up')
+
+    def impair(self, netem):
+        """``tc netem`` on both ends of the link, e.g. ``delay 200ms loss
+        1%``: each direction gets it once."""
+        words = netem.split()
+        _run('tc', 'qdisc', 'replace', 'dev', self.outside, 'root', 'netem',
+             *words)
+        self.run('tc', 'qdisc', 'replace', 'dev', self.inside, 'root',
+                 'netem', *words)
+
+    def stop(self):
+        for forward in self._forwards:
+            # socat forks a process per connection: the whole group
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(forward.pid, signal.SIGKILL)
+            forward.wait(10)
+        # the pair goes with the namespace
+        subprocess.run(['ip', 'netns', 'del', self.namespace],
+                       capture_output=True, timeout=30)
+
+
+@contextlib.contextmanager
+def running(name):
+    host = NetHost(name)
+    try:
+        yield host.start()
+    finally:
+        host.stop()

@@ -1,0 +1,109 @@
+"""Issue 38: a scheduler host cut off the network, not killed.
+
+Two scheduler hosts serve one topic on one database (PostgreSQL): host B
+on this machine, host A in a network namespace of its own
+(``net_host``), reaching the broker and the database through its link.
+Conductors place without a pause; A's link goes down for 30 s (its
+processes live on, its TCP connections carry nothing, the broker and
+the database learn of it only by their own timeouts), then comes back.
+Then B stops, so that only A can answer. Audited:
+
+* every call answered: a placement, or an answer that says "retry";
+  none waits longer than 10 s; placements never stall 10 s while B
+  serves (a claim A had begun holds its locks until the database ends
+  the stalled transaction: ``[database] idle_transaction_timeout``);
+* A serves again within 10 s of its link's return;
+* no overcommit, no claim whose caller was not told, no placement
+  without its claim.
+
+``SCHEDULER_LONG_FAULTS=1`` (``tox -e faults-cluster-long``) adds a cut
+of 5 minutes.
+"""
+
+import os
+import time
+
+import pytest
+
+from tests.functional import fault_load
+from tests.functional import net_host
+from tests.functional import server as server_mod
+from tests.functional import services
+from tests.functional import workload
+
+LONGEST = 10.0
+# 36 instances each (fault_load.TINY): room for about 100 s of placements
+HOSTS = 200
+CUTS = [30] + ([300] if os.environ.get('SCHEDULER_LONG_FAULTS') else [])
+
+
+@pytest.fixture
+def two_hosts(rabbitmq, database_url, tmp_path, request):
+    net_host.require()
+    servers = []
+    with net_host.running('sched-a') as host:
+        for port in (services.PORTS['rabbitmq'],
+                     services.PORTS['postgresql']):
+            host.forward(port)
+        topic = server_mod.SchedulerServer.new_topic()
+        b = server_mod.SchedulerServer(
+            tmp_path / 'host-b', database_url, 2,
+            {'DEFAULT': {'host': 'host-b'}, 'scheduler': {'topic': topic}})
+        a = server_mod.SchedulerServer(
+            tmp_path / 'host-a',
+            database_url.replace('127.0.0.1', host.address), 2,
+            {'DEFAULT': {'host': 'host-a', 'transport_url':
+                         'rabbit://guest:guest@%s:5672/' % host.address},
+             'scheduler': {'topic': topic}})
+        a.prefix = host.prefix
+        servers += [a, b]
+        try:
+            b.db_sync()
+            for server in servers:
+                server.start()
+            for server in servers:
+                server.wait_ready()
+            yield host, a, b
+        finally:
+            host.heal()
+            failed = getattr(request.node, 'report_call', None)
+            for server in servers:
+                server.close()
+                if failed is not None and failed.failed:
+                    print(server.tail())
+
+
+@pytest.mark.parametrize('backend', ['postgresql'])
+@pytest.mark.parametrize('seconds', CUTS)
+def test_a_host_cut_off_the_network(two_hosts, seconds, summary_line):
+    host, a, b = two_hosts
+    # room for every placement of the run: about 70 a second
+    workload.push_hosts(b, workload.host_reports(HOSTS))
+    with fault_load.Load(b, threads=4) as load:
+        time.sleep(3)
+        host.cut()
+        time.sleep(seconds)
+        host.heal()
+        healed = time.monotonic()
+        stall_with_b = load.longest_stall()
+        time.sleep(2)
+        b.stop()
+        alone = time.monotonic()
+        time.sleep(LONGEST)
+    again = load.first_success_after(alone)
+    problems = fault_load.audit(b, load)
+    summary_line(
+        'host cut: host A off the network for %d s under load: %s; longest '
+        'wait %.1f s; longest stall while B served %.1f s; A alone served '
+        '%s s after B stopped (%.1f s after its link came back); audit '
+        'problems %d' % (
+            seconds, load.counts(), load.longest_wait, stall_with_b,
+            None if again is None else round(again, 2),
+            alone - healed + (again or 0), len(problems)))
+    assert load.unexpected() == []
+    assert load.longest_wait <= LONGEST
+    assert stall_with_b <= LONGEST
+    assert again is not None and alone - healed + again <= LONGEST
+    assert problems == []
+    a.assert_alive()
+
