@@ -18,9 +18,14 @@ Then B stops, so that only A can answer. Audited:
 
 ``SCHEDULER_LONG_FAULTS=1`` (``tox -e faults-cluster-long``) adds a cut
 of 5 minutes.
+
+And the same two hosts when every process of A (its parent and its
+workers) is SIGKILLed at once under load: the same audit, B answering
+everything meanwhile.
 """
 
 import os
+import signal
 import time
 
 import pytest
@@ -107,3 +112,31 @@ def test_a_host_cut_off_the_network(two_hosts, seconds, summary_line):
     assert problems == []
     a.assert_alive()
 
+
+
+@pytest.mark.parametrize('backend', ['postgresql'])
+def test_every_process_of_a_host_killed(two_hosts, summary_line):
+    host, a, b = two_hosts
+    workload.push_hosts(b, workload.host_reports(HOSTS))
+    with fault_load.Load(b, threads=4) as load:
+        time.sleep(3)
+        pids = [a.process.pid] + a.worker_pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        time.sleep(LONGEST)
+    a.process.wait(10)
+    a.process = None
+    after = [kind for at, kind, _, _ in load.answers if at > killed]
+    problems = fault_load.audit(b, load)
+    summary_line(
+        'host killed: every process of host A (%d) SIGKILLed under load: '
+        '%s (%d answered after); longest wait %.1f s; longest stall %.1f '
+        's; audit problems %d' % (len(pids), load.counts(), len(after),
+                                  load.longest_wait, load.longest_stall(),
+                                  len(problems)))
+    assert load.unexpected() == []
+    assert load.longest_wait <= LONGEST
+    assert load.longest_stall() <= LONGEST
+    assert 'placed' in after
+    assert problems == []
