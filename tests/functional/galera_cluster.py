@@ -54,16 +54,25 @@ def available():
 
 
 def require():
-    """Skip the calling test if no cluster can run here; fail it instead
-    under ``CI=true``, where one must."""
-    import pytest
-    why = available()
-    if why is None:
-        return
-    if os.environ.get('CI') == 'true':
-        pytest.fail('a private Galera cluster is required in CI: %s' % why,
-                    pytrace=False)
-    pytest.skip('cannot start a private Galera cluster: %s' % why)
+    """Skip the calling test if a private Galera cluster cannot run
+    here (fail it under ``CI=true``)."""
+    from tests.functional import services
+    services.require_here(available(), 'a private Galera cluster')
+
+def value_of(url, statement):
+    """The second column of the first row of a ``SHOW`` statement run on
+    a new connection to ``url``; None if there is none, or while the
+    server is unreachable."""
+    engine = sa.create_engine(url, poolclass=sa.pool.NullPool,
+                              connect_args={'connect_timeout': 2})
+    try:
+        with engine.connect() as conn:
+            row = conn.exec_driver_sql(statement).first()
+            return row[1] if row else None
+    except sa.exc.OperationalError:
+        return None
+    finally:
+        engine.dispose()
 
 
 def base_dir():
@@ -176,18 +185,7 @@ class GaleraNode:
 
     def status(self, name):
         """A ``wsrep_*`` status variable, or None while unreachable."""
-        engine = sa.create_engine(self.url('mysql'),
-                                  poolclass=sa.pool.NullPool,
-                                  connect_args={'connect_timeout': 2})
-        try:
-            with engine.connect() as conn:
-                row = conn.exec_driver_sql(
-                    "SHOW STATUS LIKE '%s'" % name).first()
-                return row[1] if row else None
-        except sa.exc.OperationalError:
-            return None
-        finally:
-            engine.dispose()
+        return value_of(self.url('mysql'), "SHOW STATUS LIKE '%s'" % name)
 
     def wait_synced(self, size, timeout=START_TIMEOUT):
         deadline = time.monotonic() + timeout

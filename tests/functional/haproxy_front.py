@@ -11,7 +11,6 @@ mark a node down and two successes up again.
 """
 
 import contextlib
-import os
 import pathlib
 import shutil
 import subprocess
@@ -32,14 +31,10 @@ def available():
 
 
 def require():
-    import pytest
-    why = available()
-    if why is None:
-        return
-    if os.environ.get('CI') == 'true':
-        pytest.fail('HAProxy is required in CI: %s' % why, pytrace=False)
-    pytest.skip('cannot run HAProxy: %s' % why)
-
+    """Skip the calling test if HAProxy cannot run
+    here (fail it under ``CI=true``)."""
+    from tests.functional import services
+    services.require_here(available(), 'HAProxy')
 
 class Front:
 
@@ -91,18 +86,9 @@ class Front:
     def writer(self):
         """The index of the node HAProxy sends connections to now, or
         None while it reaches none."""
-        engine = sa.create_engine(self.url('mysql'),
-                                  poolclass=sa.pool.NullPool,
-                                  connect_args={'connect_timeout': 2})
-        try:
-            with engine.connect() as conn:
-                name = conn.exec_driver_sql(
-                    "SHOW VARIABLES LIKE 'wsrep_node_name'").first()[1]
-            return int(name.replace('node', ''))
-        except sa.exc.OperationalError:
-            return None
-        finally:
-            engine.dispose()
+        name = galera_cluster.value_of(
+            self.url('mysql'), "SHOW VARIABLES LIKE 'wsrep_node_name'")
+        return None if name is None else int(name.replace('node', ''))
 
     def stop(self):
         if self.process is not None and self.process.poll() is None:

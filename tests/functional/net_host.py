@@ -38,15 +38,10 @@ def available():
 
 
 def require():
-    import pytest
-    why = available()
-    if why is None:
-        return
-    if os.environ.get('CI') == 'true':
-        pytest.fail('a network namespace is required in CI: %s' % why,
-                    pytrace=False)
-    pytest.skip('cannot make a network namespace: %s' % why)
-
+    """Skip the calling test if a network namespace cannot run
+    here (fail it under ``CI=true``)."""
+    from tests.functional import services
+    services.require_here(available(), 'a network namespace')
 
 def _run(*args):
     subprocess.run(args, check=True, capture_output=True, timeout=30)

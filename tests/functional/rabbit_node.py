@@ -67,17 +67,10 @@ def available():
 
 
 def require():
-    """Skip the calling test if no private node can run here; fail it
-    instead under ``CI=true``, where one must."""
-    import pytest
-    why = available()
-    if why is None:
-        return
-    if os.environ.get('CI') == 'true':
-        pytest.fail('a private RabbitMQ node is required in CI: %s' % why,
-                    pytrace=False)
-    pytest.skip('cannot start a private RabbitMQ node: %s' % why)
-
+    """Skip the calling test if a private RabbitMQ node cannot run
+    here (fail it under ``CI=true``)."""
+    from tests.functional import services
+    services.require_here(available(), 'a private RabbitMQ node')
 
 def free_port():
     """A TCP port on 127.0.0.1 that nothing listens on right now (below

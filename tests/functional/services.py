@@ -68,6 +68,18 @@ def problem(name):
     return None
 
 
+def require_here(why, what):
+    """For a test that starts ``what`` itself (a private broker node, a
+    Galera cluster, a network namespace): ``why`` it cannot here, or
+    None. Skip the calling test then, or fail it under ``CI=true``,
+    where it must run."""
+    if why is None:
+        return
+    if os.environ.get('CI') == 'true':
+        pytest.fail('%s is required in CI: %s' % (what, why), pytrace=False)
+    pytest.skip('cannot start %s: %s' % (what, why))
+
+
 def require(name):
     """Skip (or, with CI=true, fail) the current test if ``name`` is down."""
     why = problem(name)
