@@ -68,17 +68,37 @@ class SchedulerManager:
             self.claim_sweeper.stop()
         self.notifier.stop()
 
+    def serve(self, request):
+        """A message the RPC edge read, checked and authorized
+        (``scheduler.rpc.edge_request.EdgeRequest``): its arguments are
+        not read again, and a placement is planned with what the
+        plugins' checks derived."""
+        if request.method == 'select_destinations':
+            return self._place(request.context, checked=request.checked,
+                               **request.args)
+        if request.method == 'update_resource_stats':
+            return self._store_report(request.args['stats'])
+        return policy.unchecked(self, request.method)(request.context,
+                                                      **request.args)
+
     @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(exception.NoValidHost,
                                         exception.InvalidRequest)
     def select_destinations(self, ctxt, spec_obj=None, instance_uuids=None,
                             return_alternates=False):
-        spec_obj = arguments.request_spec(spec_obj)
+        return self._place(ctxt, arguments.request_spec(spec_obj),
+                           instance_uuids, return_alternates)
+
+    @oslo_messaging.expected_exceptions(exception.NoValidHost,
+                                        exception.InvalidRequest)
+    def _place(self, ctxt, spec_obj, instance_uuids=None,
+               return_alternates=False, checked=None):
         uuids = None if instance_uuids is None else list(instance_uuids)
+        extra = {} if checked is None else {'checked': checked}
         with self.notifier.deciding(ctxt, spec_obj, uuids) as decision:
             decision.selections = self.driver.select_destinations(
                 ctxt, spec_obj, instance_uuids=uuids,
-                return_alternates=return_alternates)
+                return_alternates=return_alternates, **extra)
         if not spec_obj.resource_groups:
             # a caller of the previous release (it cannot send groups)
             # reads Selection 1.0 only; without groups nothing is lost
@@ -88,9 +108,12 @@ class SchedulerManager:
 
     @policy.authorize('update_resource_stats')
     def update_resource_stats(self, ctxt, name=None, stats=None):
+        self._store_report(arguments.report(name, stats))
+
+    def _store_report(self, node):
         # returns once committed, so the report topic's server acknowledges
         # only stored reports; ReportNotStored has the broker redeliver it
-        self.report_writer.submit(arguments.report(name, stats))
+        self.report_writer.submit(node)
 
     @policy.authorize('delete_allocations')
     def delete_allocations(self, ctxt, consumer_uuid=None):

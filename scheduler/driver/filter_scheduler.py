@@ -140,9 +140,11 @@ class FilterScheduler:
         return self.recorder.snapshot()['claim_conflicts']
 
     def select_destinations(self, ctxt, spec, instance_uuids=None,
-                            return_alternates=False):
-        """Claim a host for every instance; see the module docstring."""
-        request, consumers = _request(ctxt, spec, instance_uuids)
+                            return_alternates=False, checked=None):
+        """Claim a host for every instance; see the module docstring.
+        ``checked``: the ``RequestState`` the RPC edge's plugin checks
+        built from ``spec``, or None."""
+        request, consumers = _request(ctxt, spec, instance_uuids, checked)
         decision = _Decision(self._clock)
         # a repeat (same instance uuids) is recognised at claim time
         decision.repeat_of = bool(instance_uuids)
@@ -573,11 +575,13 @@ def _kth_largest(values, k):
     return np.partition(values, len(values) - k)[len(values) - k]
 
 
-def _request(ctxt, spec, instance_uuids):
-    """The request state of ``spec`` for the caller ``ctxt``, and its
-    consumers: ``instance_uuids``, else the spec's, else new ones."""
-    request = RequestState.take(
-        spec, is_admin=bool(getattr(ctxt, 'is_admin_caller', False)))
+def _request(ctxt, spec, instance_uuids, checked=None):
+    """The request state of ``spec`` for the caller ``ctxt`` (``checked``:
+    the one the edge's checks built), and its consumers:
+    ``instance_uuids``, else the spec's, else new ones."""
+    request = RequestState.for_planning(
+        spec, is_admin=bool(getattr(ctxt, 'is_admin_caller', False)),
+        checked=checked)
     consumers = list(instance_uuids or spec.get('instance_uuids') or
                      [uuidutils.generate_uuid()
                       for _ in range(spec.num_instances)])

@@ -89,11 +89,15 @@ class RequestChecks:
                         if type(p).check_request not in defaults]
 
     def __call__(self, spec):
+        """Run the checks on ``spec``; the ``RequestState`` they read
+        (for the driver to plan with: ``RequestState.for_planning``), or
+        None without any check."""
         if not self.plugins:
-            return
-        request = request_state.RequestState.checked(spec)
+            return None
+        request = request_state.RequestState.from_spec(spec)
         for plugin in self.plugins:
             plugin.check_request(request)
+        return request
 
 
 class StoredData:

@@ -63,31 +63,17 @@ class RequestState:
             return value
 
     @classmethod
-    def checked(cls, spec):
-        """``from_spec`` for the RPC edge's plugin checks, left on
-        ``spec`` for the driver that plans the same spec next
-        (``take``): what the checks derived (a parsed hint, an image's
-        wanted properties) is not derived again."""
-        state = cls.from_spec(spec)
-        try:
-            setattr(spec, _HANDED_OVER, state)
-        except AttributeError:
-            pass        # a spec without attributes of its own
-        return state
-
-    @classmethod
-    def take(cls, spec, is_admin=False):
-        """The state the edge's checks left on ``spec`` (``checked``),
-        with ``is_admin`` and a new ``now``; taken, so a spec planned
-        again (an in-process caller's retry, after changing it) gets a
-        new one. ``from_spec`` if there is none."""
-        state = vars(spec).pop(_HANDED_OVER, None) if hasattr(
-            spec, '__dict__') else None
-        if state is None:
+    def for_planning(cls, spec, is_admin=False, checked=None):
+        """The state a driver plans ``spec`` with: ``checked``, the state
+        the RPC edge's plugin checks built from the same spec (what they
+        derived, a parsed hint or an image's wanted properties, is not
+        derived again), with ``is_admin`` and a new ``now``; else
+        ``from_spec``."""
+        if checked is None:
             return cls.from_spec(spec, is_admin=is_admin)
-        state.is_admin = is_admin
-        state.now = time.time()
-        return state
+        checked.is_admin = is_admin
+        checked.now = time.time()
+        return checked
 
     @classmethod
     def from_spec(cls, spec, is_admin=False, now=None):
@@ -112,7 +98,3 @@ class RequestState:
             now=time.time() if now is None else now,
             is_admin=is_admin,
         )
-
-
-#: the attribute of a spec that holds the state its checks built
-_HANDED_OVER = '_scheduler_checked_state'

@@ -42,6 +42,7 @@ from scheduler.nova import wire as nova_wire
 from scheduler.placement_feed import reader as placement_reader
 from scheduler.rpc import arguments
 from scheduler.rpc import dispatcher
+from scheduler.rpc import edge_request
 from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
 from scheduler.rpc import policy
@@ -74,18 +75,18 @@ class NovaEndpoint:
 
     def _delegate(self, method, ctxt, **args):
         """The manager's ``method``, after the edge check of its
-        arguments as the scheduler's own API gets it."""
-        return getattr(self.manager, method)(
-            ctxt, **self._checked(method, args))
+        arguments as the scheduler's own API gets it (policy was
+        evaluated by this endpoint's own ``authorize``)."""
+        return self.manager.serve(self._checked(method, ctxt, args))
 
-    def _checked(self, method, args):
-        """``args`` of the scheduler's own ``method``, read and through
-        the edge check that API gets."""
+    def _checked(self, method, ctxt, args):
+        """The ``EdgeRequest`` of the scheduler's own ``method`` with
+        ``args``: read, and through the edge check that API gets."""
         args = arguments.read(method, args)
         self.edge.check_arguments(method, version.RPC_API_VERSION, args)
         # the plugins' own checks, as the worker's dispatcher runs them
-        dispatcher._plugin_checks(self.manager, method, args)
-        return args
+        checked = dispatcher._plugin_checks(self.manager, method, args)
+        return edge_request.EdgeRequest(method, ctxt, args, checked)
 
     @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(nova_wire.NoValidHost,
@@ -115,8 +116,9 @@ class NovaEndpoint:
         if nova_wire.is_rebuild_check(spec):
             # the instance stays and keeps its allocations: nothing is
             # claimed or written to Placement (as nova-scheduler)
-            args = self._checked('select_destinations',
-                                 {'spec_obj': spec, 'instance_uuids': uuids})
+            args = self._checked('select_destinations', ctxt,
+                                 {'spec_obj': spec,
+                                  'instance_uuids': uuids}).args
             # (its NoValidHost is answered in nova's words above; not a
             # method of the scheduler's own API, hence not the manager's)
             selections = self.manager.driver.check_destination(

@@ -1,9 +1,10 @@
 """How RPC arguments are read from the wire into what the manager takes.
 
 Run by the edge (``scheduler.rpc.dispatcher``) after deserialization and
-before the schemas apply, and again by the manager for in-process callers
-(the simulator, the bench, tests); each reader returns an argument it
-already read unchanged, so a message pays for it once. A value that
+before the schemas apply; the edge hands what it read to the manager in
+an ``EdgeRequest`` (``scheduler.rpc.edge_request``), which reads nothing
+again. The manager's RPC methods read their arguments themselves for
+in-process callers (the simulator, the bench, tests). A value that
 cannot be read raises ``InvalidField`` naming it:
 
 * ``spec_obj``: a RequestSpec, or nova's RequestSpec primitive
@@ -30,16 +31,7 @@ from scheduler.objects import nova_compat
 DEFAULTED = '_defaulted'
 
 
-#: the attribute of a RequestSpec the edge read (``read`` of a received
-#: message): the manager's own reading of it returns it as it is, once
-READ_BY_EDGE = '_read_by_edge'
-
-
 def request_spec(spec_obj):
-    if getattr(spec_obj, READ_BY_EDGE, False):
-        # read by the edge just before: nothing to complete again
-        delattr(spec_obj, READ_BY_EDGE)
-        return spec_obj
     if spec_obj is None:
         raise exception.InvalidField(field='spec_obj', reason='missing')
     if nova_compat.is_nova_request_spec(spec_obj):
@@ -63,13 +55,9 @@ def report(name, stats, received=False):
     """The ComputeNode of a report of ``stats`` under ``name``;
     ``received``: as ``read``."""
     host, node = names.parse_name(name)
-    if isinstance(stats, objects.ComputeNode) and getattr(
-            stats, '_read_for', None) == (host, node):
-        return stats
     sent = _sent_fields(stats)
     node_obj = objects.ComputeNode.from_stats(host, node, stats,
                                               adopt=received)
-    node_obj._read_for = (host, node)
     setattr(node_obj, DEFAULTED, frozenset(node_obj.fields) - sent)
     return node_obj
 
@@ -102,13 +90,10 @@ def read(method, args, received=False):
     ``args`` were just deserialized from a message and nobody else holds
     them, so a report's ComputeNode is completed in place instead of
     copied (``ComputeNode.from_stats``'s ``adopt``: the copy was a
-    third of a report's dispatch), and the manager's own reading of a
-    RequestSpec (``request_spec``) finds it read already."""
+    third of a report's dispatch)."""
     args = dict(args)
     if method == 'select_destinations':
-        args['spec_obj'] = spec_obj = request_spec(args.get('spec_obj'))
-        if received:
-            setattr(spec_obj, READ_BY_EDGE, True)
+        args['spec_obj'] = request_spec(args.get('spec_obj'))
     elif method == 'update_resource_stats' and 'name' in args:
         args['stats'] = report(args['name'], args.get('stats'), received)
     elif method == 'update_aggregates' and 'aggregates' in args:

@@ -58,6 +58,7 @@ from scheduler.rpc import call_monitor
 from scheduler import exception
 from scheduler.db import outages
 from scheduler.rpc import arguments
+from scheduler.rpc import edge_request
 from scheduler.rpc import policy
 from scheduler.rpc import schemas
 from scheduler.rpc import validation
@@ -286,7 +287,14 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         if described:
             args = arguments.read(method, args, received=True)
             self.edge.check_arguments(method, version, args)
-            _plugin_checks(endpoint, method, args)
+            checked = _plugin_checks(endpoint, method, args)
+            serve = getattr(endpoint, 'serve', None)
+            if serve is not None:
+                # the manager takes what was read, checked and authorized
+                # here whole (``edge_request``), and reads nothing again
+                result = serve(edge_request.EdgeRequest(method, ctxt, args,
+                                                        checked))
+                return self.serializer.serialize_entity(ctxt, result)
         result = func(ctxt, **args)
         return self.serializer.serialize_entity(ctxt, result)
 
@@ -313,4 +321,5 @@ def _plugin_checks(endpoint, method, args):
     they read a request whose shape is known."""
     checks = getattr(endpoint, 'request_checks', None)
     if checks is not None and method == 'select_destinations':
-        checks(args['spec_obj'])
+        return checks(args['spec_obj'])
+    return None

@@ -286,13 +286,19 @@ def authorized(endpoint, method, ctxt):
     which would evaluate the same rule again (a tenth of a tracker
     report's dispatch)."""
     enforce(endpoint, ctxt, method)
+    return unchecked(endpoint, method)
+
+
+def unchecked(endpoint, method):
+    """``endpoint``'s ``method`` without its ``authorize`` decorator, for
+    a caller that evaluated policy already (the RPC edge)."""
     func = getattr(endpoint, method)
-    unchecked = _UNCHECKED.get(getattr(func, '__func__', None))
-    if unchecked is None:
+    inner = _UNCHECKED.get(getattr(func, '__func__', None))
+    if inner is None:
         # not ``authorize``'s own wrapper (another decorator around it):
         # call it whole, its check included
         return func
-    return types.MethodType(unchecked, endpoint)
+    return types.MethodType(inner, endpoint)
 
 
 #: ``authorize``'s wrappers -> the methods they wrap (weak: a class that

@@ -306,6 +306,24 @@ class Broker:
     def heartbeat_rate(self):
         return self.rabbit.heartbeat_rate
 
+    #: seconds a publish may wait when heartbeats are off
+    PUBLISH_TIMEOUT = 30.0
+
+    @property
+    def publish_timeout(self):
+        """Seconds a publish may take, its write and the broker's
+        confirm together: two heartbeat timeouts, after which the
+        broker counts as gone anyway (``PUBLISH_TIMEOUT`` without
+        heartbeats; None in memory). A publish blocked on a connection
+        that died silently (a host cut off the network) would otherwise
+        hold the loop's thread, and with it the heartbeats that notice
+        the loss, until TCP gave up: the loop served again 22 s after
+        the link came back (tests/functional/test_host_cut.py)."""
+        if self.in_memory:
+            return None
+        threshold = self.rabbit.heartbeat_timeout_threshold
+        return 2.0 * threshold if threshold > 0 else self.PUBLISH_TIMEOUT
+
     @property
     def missing_reply_queue_wait(self):
         """Seconds a reply whose queue is missing is tried again

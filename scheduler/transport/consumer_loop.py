@@ -581,7 +581,8 @@ class ConsumerLoop:
             self._producer.publish(
                 body, exchange='', routing_key=routing_key,
                 mandatory=self.broker.mandatory_replies,
-                compression=self.broker.compression, serializer='json')
+                compression=self.broker.compression, serializer='json',
+                timeout=self.broker.publish_timeout)
         except Exception as exc:
             self._broken |= self._connection_error(exc)
             raise
@@ -662,7 +663,8 @@ def publish_once(broker, body, routing_key):
         producer = kombu.Producer(connection.channel(), on_return=_returned)
         producer.publish(body, exchange='', routing_key=routing_key,
                          mandatory=broker.mandatory_replies,
-                         compression=broker.compression, serializer='json')
+                         compression=broker.compression, serializer='json',
+                         timeout=broker.publish_timeout)
 
 
 def _socket(connection):

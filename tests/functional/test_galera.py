@@ -31,6 +31,7 @@ from tests.functional import fault_load
 from tests.functional import galera_cluster
 from tests.functional import haproxy_front
 from tests.functional import server as server_mod
+from tests.functional import services
 from tests.functional import test_race
 from tests.functional import workload
 
@@ -41,7 +42,7 @@ WORKERS = (2, 1, 1)
 @pytest.fixture(scope='module')
 def galera():
     galera_cluster.require()
-    with galera_cluster.running() as cluster:
+    with services.one_cluster(), galera_cluster.running() as cluster:
         yield cluster
 
 

@@ -25,6 +25,7 @@ from tests.functional import fault_load
 from tests.functional import rabbit_cluster
 from tests.functional import rabbit_node
 from tests.functional import server as server_mod
+from tests.functional import services
 from tests.functional import workload
 
 #: seconds within which the server answers again after the node died
@@ -35,7 +36,8 @@ QUORUM = {'rabbit_quorum_queue': True, 'rabbit_transient_quorum_queue': True}
 @pytest.fixture(scope='module')
 def cluster(tmp_path_factory):
     rabbit_node.require()
-    with rabbit_cluster.running(tmp_path_factory.mktemp('cluster')) as c:
+    with services.one_cluster(), rabbit_cluster.running(
+            tmp_path_factory.mktemp('cluster')) as c:
         yield c
 
 

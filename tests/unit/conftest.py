@@ -5,6 +5,8 @@ Nothing here starts a service: the database is a SQLite file in pytest's
 ``kombu+memory`` transport.
 """
 
+import logging
+
 import pytest
 
 from scheduler import conf as sched_conf
@@ -13,6 +15,25 @@ from scheduler.rpc import messaging
 from scheduler.db import api as db_api
 from scheduler.db import migration
 from scheduler.service import composition
+
+
+@pytest.fixture(autouse=True)
+def root_logger_restored():
+    """A test that sets the process's logging up (``oslo_log.setup``, as
+    ``scheduler-server`` and a reload do) leaves handlers on the root
+    logger that write to its own captured stream, which pytest closes
+    afterwards: a later test of the same process that logs then prints
+    "Logging error" on the real stderr (seen in CI, failing the commands'
+    tests that check stderr is empty). Each test gets the root logger
+    back as it found it."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in root.handlers:
+        if handler not in handlers:
+            handler.close()
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture

@@ -37,7 +37,6 @@ KNOWN = {
     '_element_type': 'oslo.versionedobjects list fields',
     '_mapping': "SQLAlchemy Row (documented, underscored to stay clear of "
                 "column names)",
-    '_read_for': "this package's own hand-off attribute (arguments.py)",
     'module oslo_messaging._drivers.amqpdriver':
         "oslo.messaging's logger, filtered (rpc/log_filters.py)",
     'module oslo_messaging._metrics.client':

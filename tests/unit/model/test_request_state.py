@@ -50,18 +50,18 @@ def test_each_request_starts_with_nothing_preloaded():
     assert second.preloaded == {} and second.group is None
 
 
-def test_the_checks_state_is_taken_once_by_the_driver():
+def test_the_driver_plans_with_the_state_the_checks_built():
     spec = objects.RequestSpec(flavor=objects.Flavor(vcpus=1, memory_mb=1))
-    checked = request_state.RequestState.checked(spec)
+    checked = request_state.RequestState.from_spec(spec)
     parsed = []
     checked.derived('hint', lambda: parsed.append(1) or 'parsed')
-    taken = request_state.RequestState.take(spec, is_admin=True)
-    assert taken is checked and taken.is_admin
-    assert taken.derived('hint', lambda: parsed.append(2)) == 'parsed'
+    planned = request_state.RequestState.for_planning(spec, is_admin=True,
+                                                      checked=checked)
+    assert planned is checked and planned.is_admin
+    assert planned.derived('hint', lambda: parsed.append(2)) == 'parsed'
     assert parsed == [1]
-    # taken: a spec planned again gets a state of its own
-    again = request_state.RequestState.take(spec)
+    # without the edge's: a state of its own, nothing left on the spec
+    again = request_state.RequestState.for_planning(spec)
     assert again is not checked and not again.is_admin
     assert again.derived('hint', lambda: 'fresh') == 'fresh'
-    # never on the wire
-    assert '_scheduler_checked_state' not in str(spec.obj_to_primitive())
+    assert not [name for name in vars(spec) if 'state' in name]

@@ -219,13 +219,13 @@ def test_the_five_casts_are_stored(nova, db):
 
 def test_the_call_monitor_is_honoured(nova, monkeypatch):
     heartbeats = []
-    real = nova.manager.select_destinations
+    real = nova.manager.serve
 
-    def slow(*args, **kwargs):
+    def slow(request):
         time.sleep(1.3)
-        return real(*args, **kwargs)
+        return real(request)
 
-    monkeypatch.setattr(nova.manager, 'select_destinations', slow)
+    monkeypatch.setattr(nova.manager, 'serve', slow)
     send(nova, 'select_destinations', '4.5',
          recorded.select_args('4.5', policy=None, num_instances=1),
          client_timeout=2, heartbeats=heartbeats)

@@ -15,7 +15,7 @@ from scheduler.rpc import policy
 from scheduler.rpc import schemas
 from tests.unit.rpc import edge
 
-NOT_RPC = ['conf', 'notifier', 'host_cache', 'target', 'stop', 'db',
+NOT_RPC = ['conf', 'notifier', 'host_cache', 'target', 'stop', 'serve', 'db',
            'report_writer', '__init__', '__class__', '_private',
            'oslo_rpc_server_ping']
 NOBODY = sched_context.RequestContext(project_id='p1', roles=[])

@@ -1,0 +1,25 @@
+"""One message as the RPC edge read it, handed to the manager whole.
+
+The edge (``scheduler.rpc.dispatcher``, and nova's API in
+``scheduler.nova.endpoint``) reads a message's arguments once
+(``scheduler.rpc.arguments``), checks them once (the schemas, the
+plugins' own checks) and evaluates policy once; ``EdgeRequest`` carries
+the result to ``SchedulerManager.serve``, which reads nothing again and
+passes what the plugins' checks derived (a ``RequestState``) on to the
+driver as an argument. Nothing is left on the arguments themselves.
+"""
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class EdgeRequest:
+    #: the RPC method, one of ``scheduler.rpc.schemas.METHODS``
+    method: str
+    #: the caller's context, deserialized
+    context: object
+    #: the arguments as the manager's method takes them, read and checked
+    args: dict
+    #: what the plugins' checks of a ``select_destinations`` derived
+    #: (``scheduler.model.request_state.RequestState``), or None
+    checked: object = None
