@@ -13,6 +13,8 @@ Then B stops, so that only A can answer. Audited:
   serves (a claim A had begun holds its locks until the database ends
   the stalled transaction: ``[database] idle_transaction_timeout``);
 * A serves again within 10 s of its link's return;
+* a tracker reporting new hosts during the cut (a process of its own):
+  every report stored, none lost with A;
 * no overcommit, no claim whose caller was not told, no placement
   without its claim.
 
@@ -26,20 +28,25 @@ everything meanwhile.
 
 import os
 import signal
+import threading
 import time
 
 import pytest
 
+from tests.functional import db_state
 from tests.functional import fault_load
 from tests.functional import net_host
 from tests.functional import server as server_mod
 from tests.functional import services
+from tests.functional import tracker
 from tests.functional import workload
 
 LONGEST = 10.0
 # 36 instances each (fault_load.TINY): room for 21,600 placements, about
 # three times what a run places on a quiet machine
 HOSTS = 600
+#: reports of new hosts a tracker sends while A is cut off
+REPORTS = 300
 CUTS = [30] + ([300] if os.environ.get('SCHEDULER_LONG_FAULTS') else [])
 
 
@@ -83,12 +90,16 @@ def two_hosts(rabbitmq, database_url, tmp_path, request):
 @pytest.mark.parametrize('seconds', CUTS)
 def test_a_host_cut_off_the_network(two_hosts, seconds, summary_line):
     host, a, b = two_hosts
-    # room for every placement of the run: about 70 a second
     workload.push_hosts(b, workload.host_reports(HOSTS))
     with fault_load.Load(b, threads=4) as load:
         time.sleep(3)
         host.cut()
+        # a tracker reports new hosts meanwhile, from a process of its own
+        trackers = threading.Thread(target=tracker.push_stats, args=(
+            b, workload.host_reports(REPORTS, prefix='while-cut')))
+        trackers.start()
         time.sleep(seconds)
+        trackers.join()
         host.heal()
         healed = time.monotonic()
         stall_with_b = load.longest_stall()
@@ -98,19 +109,24 @@ def test_a_host_cut_off_the_network(two_hosts, seconds, summary_line):
         time.sleep(LONGEST)
     again = load.first_success_after(alone)
     problems = fault_load.audit(b, load)
+    # every report the broker took is stored (A serves them now)
+    stored = db_state.wait_for(
+        lambda: db_state.provider_count(b.engine) == HOSTS + REPORTS, 30,
+        'every report stored') and db_state.provider_count(b.engine) - HOSTS
     summary_line(
         'host cut: host A off the network for %d s under load: %s; longest '
         'wait %.1f s; longest stall while B served %.1f s; A alone served '
         '%s s after B stopped (%.1f s after its link came back); audit '
-        'problems %d' % (
+        'problems %d; reports sent meanwhile %d, stored %d' % (
             seconds, load.counts(), load.longest_wait, stall_with_b,
             None if again is None else round(again, 2),
-            alone - healed + (again or 0), len(problems)))
+            alone - healed + (again or 0), len(problems), REPORTS, stored))
     assert load.unexpected() == []
     assert load.longest_wait <= LONGEST
     assert stall_with_b <= LONGEST
     assert again is not None and alone - healed + again <= LONGEST
     assert problems == []
+    assert stored == REPORTS
     a.assert_alive()
 
 
