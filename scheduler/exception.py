@@ -141,6 +141,17 @@ class ClaimConflict(SchedulerException):
                'a race or no longer fits')
 
 
+class CallerGaveUp(SchedulerException):
+    """The caller of a call stopped waiting before its claims were
+    written: nothing is claimed for it, and no answer reaches anyone (a
+    worker that was cut off the network, or stalled, takes up a call
+    long after its caller's RPC timeout, when another worker may have
+    answered it since)."""
+
+    msg_fmt = ('The caller stopped waiting %(late).1f s ago; nothing was '
+               'claimed for %(consumers)s')
+
+
 class GroupPolicyConflict(ClaimConflict):
     """Placing these members would break their server group's policy."""
 

@@ -75,7 +75,7 @@ class SchedulerManager:
         plugins' checks derived."""
         if request.method == 'select_destinations':
             return self._place(request.context, checked=request.checked,
-                               **request.args)
+                               deadline=request.deadline, **request.args)
         if request.method == 'update_resource_stats':
             return self._store_report(request.args['stats'])
         return policy.unchecked(self, request.method)(request.context,
@@ -90,11 +90,14 @@ class SchedulerManager:
                            instance_uuids, return_alternates)
 
     @oslo_messaging.expected_exceptions(exception.NoValidHost,
-                                        exception.InvalidRequest)
+                                        exception.InvalidRequest,
+                                        exception.CallerGaveUp)
     def _place(self, ctxt, spec_obj, instance_uuids=None,
-               return_alternates=False, checked=None):
+               return_alternates=False, checked=None, deadline=None):
         uuids = None if instance_uuids is None else list(instance_uuids)
-        extra = {} if checked is None else {'checked': checked}
+        extra = {name: value for name, value in (
+            ('checked', checked), ('deadline', deadline))
+            if value is not None}
         with self.notifier.deciding(ctxt, spec_obj, uuids) as decision:
             decision.selections = self.driver.select_destinations(
                 ctxt, spec_obj, instance_uuids=uuids,

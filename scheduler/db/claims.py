@@ -44,6 +44,7 @@ import dataclasses
 import datetime
 import functools
 import math
+import time
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
@@ -134,7 +135,8 @@ def _allocations_of(session, consumers, lock=False):
 
 
 @db_api.retry_on_deadlock
-def claim_resources(db, claims, now=None, group=None, if_held=None):
+def claim_resources(db, claims, now=None, group=None, if_held=None,
+                    deadline=None):
     """Write every claim or none; raise ClaimConflict if one doesn't fit.
 
     Claims already held by the same consumers are replaced (a reschedule
@@ -150,12 +152,18 @@ def claim_resources(db, claims, now=None, group=None, if_held=None):
     the claims as above. A request whose consumers hold nothing (nearly
     all) pays no statement for this: the lock tells (``_lock_claimed``).
     Returns None when the claims were written.
+
+    ``deadline`` (``time.monotonic()`` seconds, or None): when the call
+    this claim serves stops being waited for; past it, each try (a
+    deadlock's retry too) writes nothing and raises ``CallerGaveUp``.
     """
+    _still_waited_for(deadline, claims)
     now = now or timeutils.utcnow()
     try:
         try:
             _claim(db, claims, now, group, ask_first=if_held is not None)
         except _HoldsClaims:
+            _still_waited_for(deadline, claims)
             answer = if_held() if if_held is not None else None
             if answer is not None:
                 return answer
@@ -168,6 +176,19 @@ def claim_resources(db, claims, now=None, group=None, if_held=None):
                                                    exc.per_provider))
     claim_record.note({(c.consumer_uuid, c.provider_id) for c in claims},
                       now)
+
+
+def _still_waited_for(deadline, claims):
+    """Raise ``CallerGaveUp`` once ``deadline`` passed: a call taken up
+    after its caller stopped waiting must not write claims, nor take
+    over the ones a later delivery of it was answered with (a late
+    reply's claims are given back: ``release_written``)."""
+    if deadline is None:
+        return
+    late = time.monotonic() - deadline
+    if late > 0:
+        raise exception.CallerGaveUp(late=late, consumers=', '.join(
+            sorted({c.consumer_uuid for c in claims})))
 
 
 def _claim(db, claims, now, group, held_known=False, ask_first=False):
@@ -578,7 +599,7 @@ def release_unconfirmed(db, grace_seconds, now=None, limit=1000):
         return len(rows)
 
 
-def held_claims(db, consumers, resources):
+def held_claims(db, consumers, resources, deadline=None):
     """The claims a repeated request already holds, or None if it is no
     repeat: one ``Claim`` per consumer, in the order of ``consumers``.
 
@@ -616,9 +637,12 @@ def held_claims(db, consumers, resources):
             return None
         found[consumer] = Claim(consumer, mine[0].provider_id, wanted,
                                 host=mine[0].host)
+    answer = [found[c] for c in consumers]
+    # taking them over (the new stamp) only while the caller waits
+    _still_waited_for(deadline, answer)
     if not _restamp(db, [r for c in consumers for r in held[c]]):
         return None
-    return [found[c] for c in consumers]
+    return answer
 
 
 def _restamp(db, rows, now=None):

@@ -140,11 +140,14 @@ class FilterScheduler:
         return self.recorder.snapshot()['claim_conflicts']
 
     def select_destinations(self, ctxt, spec, instance_uuids=None,
-                            return_alternates=False, checked=None):
+                            return_alternates=False, checked=None,
+                            deadline=None):
         """Claim a host for every instance; see the module docstring.
         ``checked``: the ``RequestState`` the RPC edge's plugin checks
-        built from ``spec``, or None."""
-        request, consumers = _request(ctxt, spec, instance_uuids, checked)
+        built from ``spec``, or None; ``deadline``: when the call stops
+        being waited for (``time.monotonic()``), or None."""
+        request, consumers = _request(ctxt, spec, instance_uuids, checked,
+                                      deadline)
         decision = _Decision(self._clock)
         # a repeat (same instance uuids) is recognised at claim time
         decision.repeat_of = bool(instance_uuids)
@@ -205,7 +208,8 @@ class FilterScheduler:
         hosts; None to replace them with the plan's (a reschedule)."""
         if resource_groups.has_groups(request.spec):
             return None
-        held = claims.held_claims(self.db, consumers, request.resources)
+        held = claims.held_claims(self.db, consumers, request.resources,
+                                  request.deadline)
         if held is None:
             return None
         with self.cache.lock:
@@ -297,7 +301,8 @@ class FilterScheduler:
                    if decision.repeat_of else None)
         try:
             held = decision.timed('claim', claims.claim_resources, self.db,
-                                  plan.claims, None, group, if_held)
+                                  plan.claims, None, group, if_held,
+                                  request.deadline)
         except exception.ClaimConflict as exc:
             decision.conflicts += 1
             self.assumed.forget(key)
@@ -305,6 +310,10 @@ class FilterScheduler:
                      exc, decision.conflicts)
             self.cache.reload_providers({c.provider_id for c in plan.claims})
             return None
+        except exception.CallerGaveUp as exc:
+            self.assumed.forget(key)
+            LOG.warning('Not claimed: %s', exc)
+            raise
         except Exception:
             self.assumed.forget(key)
             raise
@@ -575,13 +584,13 @@ def _kth_largest(values, k):
     return np.partition(values, len(values) - k)[len(values) - k]
 
 
-def _request(ctxt, spec, instance_uuids, checked=None):
+def _request(ctxt, spec, instance_uuids, checked=None, deadline=None):
     """The request state of ``spec`` for the caller ``ctxt`` (``checked``:
-    the one the edge's checks built), and its consumers:
-    ``instance_uuids``, else the spec's, else new ones."""
+    the one the edge's checks built; ``deadline``: the call's), and its
+    consumers: ``instance_uuids``, else the spec's, else new ones."""
     request = RequestState.for_planning(
         spec, is_admin=bool(getattr(ctxt, 'is_admin_caller', False)),
-        checked=checked)
+        checked=checked, deadline=deadline)
     consumers = list(instance_uuids or spec.get('instance_uuids') or
                      [uuidutils.generate_uuid()
                       for _ in range(spec.num_instances)])

@@ -91,16 +91,19 @@ class SolverScheduler(filter_scheduler.FilterScheduler):
         self.recorder.solver_outcome(outcome)
 
     def select_destinations(self, ctxt, spec, instance_uuids=None,
-                            return_alternates=False, checked=None):
+                            return_alternates=False, checked=None,
+                            deadline=None):
         """The filter scheduler's, after the request's window when
         ``[solver] batch_window_ms`` is set (``solver_window``)."""
         if self.window is None or not _batchable(spec):
             return super().select_destinations(ctxt, spec, instance_uuids,
-                                                return_alternates, checked)
+                                                return_alternates, checked,
+                                                deadline)
         self._hint.value = self.window.join(spec)
         try:
             return super().select_destinations(ctxt, spec, instance_uuids,
-                                                return_alternates, checked)
+                                                return_alternates, checked,
+                                                deadline)
         finally:
             self._hint.value = None
 

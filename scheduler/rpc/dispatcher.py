@@ -59,6 +59,7 @@ from scheduler import exception
 from scheduler.db import outages
 from scheduler.rpc import arguments
 from scheduler.rpc import edge_request
+from scheduler.rpc import late_ack
 from scheduler.rpc import policy
 from scheduler.rpc import schemas
 from scheduler.rpc import validation
@@ -165,6 +166,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
     def _dispatch_checked(self, incoming):
         method = incoming.message.get('method')
         self._message.version = incoming.message.get('version')
+        self._message.deadline = late_ack.deadline(incoming)
         # a cast has no reply queue (oslo.messaging's AMQP drivers)
         is_cast = not getattr(incoming, 'reply_q', None)
         try:
@@ -292,8 +294,8 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             if serve is not None:
                 # the manager takes what was read, checked and authorized
                 # here whole (``edge_request``), and reads nothing again
-                result = serve(edge_request.EdgeRequest(method, ctxt, args,
-                                                        checked))
+                result = serve(edge_request.EdgeRequest(
+                    method, ctxt, args, checked, self._message.deadline))
                 return self.serializer.serialize_entity(ctxt, result)
         result = func(ctxt, **args)
         return self.serializer.serialize_entity(ctxt, result)

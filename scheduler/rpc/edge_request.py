@@ -4,9 +4,10 @@ The edge (``scheduler.rpc.dispatcher``, and nova's API in
 ``scheduler.nova.endpoint``) reads a message's arguments once
 (``scheduler.rpc.arguments``), checks them once (the schemas, the
 plugins' own checks) and evaluates policy once; ``EdgeRequest`` carries
-the result to ``SchedulerManager.serve``, which reads nothing again and
-passes what the plugins' checks derived (a ``RequestState``) on to the
-driver as an argument. Nothing is left on the arguments themselves.
+the result, with the call's deadline, to ``SchedulerManager.serve``,
+which reads nothing again and passes what the plugins' checks derived
+(a ``RequestState``) and the deadline on to the driver as arguments.
+Nothing is left on the arguments themselves.
 """
 
 import dataclasses
@@ -23,3 +24,6 @@ class EdgeRequest:
     #: what the plugins' checks of a ``select_destinations`` derived
     #: (``scheduler.model.request_state.RequestState``), or None
     checked: object = None
+    #: when the caller stops waiting (``time.monotonic()`` seconds:
+    #: ``scheduler.rpc.late_ack.deadline``), or None
+    deadline: float = None

@@ -154,6 +154,34 @@ def _redelivered(message):
     return bool(info.get('redelivered'))
 
 
+def _expiration(message):
+    """The caller's RPC timeout in seconds (the message's AMQP
+    ``expiration``), or None."""
+    properties = getattr(_raw(message), 'properties', None) or {}
+    try:
+        return float(properties['expiration']) / 1000
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def deadline(message):
+    """When the caller of this call surely stops waiting, on this
+    worker's monotonic clock: its arrival plus the caller's RPC timeout
+    (the caller's timer started before it arrived), the point after
+    which a reply is too late (``replied_too_late``); None for a cast or
+    a call without an expiration. No claim is written for a call past
+    it (``scheduler.db.claims``): a worker cut off the network, or
+    stalled, that takes a call up again long after another worker
+    answered it, must not take that answer's claims over and then give
+    them back as a late reply's."""
+    timeout = _expiration(message)
+    received = getattr(message, 'received', None)
+    if timeout is None or received is None or not getattr(
+            message, 'msg_id', None):
+        return None
+    return received + timeout
+
+
 def replied_too_late(message):
     """True if the reply to this call went out when its caller had
     surely stopped waiting: longer after the call arrived than the
@@ -162,13 +190,9 @@ def replied_too_late(message):
     to spare for a reply written to the socket before it is out. Both
     times are this worker's monotonic clock: no clock skew enters. A
     call without an expiration, or not answered, is never too late."""
-    properties = getattr(_raw(message), 'properties', None) or {}
+    timeout = _expiration(message)
     replied = getattr(message, 'replied', None)
-    try:
-        timeout = float(properties['expiration']) / 1000
-    except (KeyError, TypeError, ValueError):
-        return False
-    if replied is None:
+    if timeout is None or replied is None:
         return False
     return replied - message.received > timeout + REPLY_MARGIN
 

@@ -3,8 +3,11 @@ claims it already holds, never a second set: ``claims.held_claims``
 recognises the repeat and names the hosts held; anything else is no
 repeat and is planned, then claimed, anew."""
 
+import time
+
 import pytest
 
+from scheduler import exception
 from scheduler.db import claim_record
 from scheduler.db import claims
 from scheduler.model import resource_classes as rcs
@@ -110,4 +113,44 @@ def test_a_repeat_whose_claims_were_released_meanwhile_is_planned_anew(
         return real(db_, rows, now)
     monkeypatch.setattr(claims, '_restamp', released_first)
     assert claims.held_claims(db, [C1], TINY) is None
+    assert _rows(db) == []
+
+
+def test_a_call_past_its_deadline_claims_nothing(db, hosts):
+    """A call its caller stopped waiting for (a worker cut off the
+    network takes it up again minutes later) writes no claim, on each
+    try: ``CallerGaveUp``."""
+    gone = time.monotonic() - 1
+    with claim_record.recording() as written:
+        with pytest.raises(exception.CallerGaveUp):
+            claims.claim_resources(
+                db, [claims.Claim(C1, hosts[0], TINY, 'h1')], deadline=gone)
+    assert written == [] and _rows(db) == []
+    # a deadline still ahead changes nothing
+    claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')],
+                           deadline=time.monotonic() + 60)
+    assert len(_rows(db)) == 2
+
+
+def test_a_stale_delivery_does_not_take_over_the_answered_claims(db, hosts):
+    """Seen in a 5-minute network cut of a scheduler host: the call was
+    answered by another worker (a repeat, which stamped the claims as
+    its own); the cut worker then took the same call up again, past its
+    caller's deadline. It must not stamp them as its own, or its late
+    reply's release would give back the claims the caller was told of."""
+    claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')])
+    with claim_record.recording() as answered:
+        assert claims.held_claims(db, [C1], TINY) is not None
+    with claim_record.recording() as stale:
+        with pytest.raises(exception.CallerGaveUp):
+            claims.held_claims(db, [C1], TINY,
+                               deadline=time.monotonic() - 1)
+        with pytest.raises(exception.CallerGaveUp):
+            claims.claim_resources(
+                db, [claims.Claim(C1, hosts[1], TINY, 'h2')],
+                if_held=lambda: None, deadline=time.monotonic() - 1)
+    assert stale == []
+    assert claims.release_written(db, stale) == 0
+    # the answered delivery still owns them
+    assert claims.release_written(db, answered) == 2
     assert _rows(db) == []
