@@ -36,6 +36,7 @@ import uuid
 
 from scheduler import exception
 from tests.functional import db_state
+from tests.functional import tracker
 from tests.functional import workload
 
 TINY = {'vcpus': 1, 'memory_mb': 64, 'root_gb': 1}
@@ -140,6 +141,35 @@ class Load:
         times = [a[0] for a in self.answers
                  if a[1] == 'placed' and a[0] >= mark]
         return (min(times) - mark) if times else None
+
+
+class Reports:
+    """A tracker in a process of its own reporting ``count`` new hosts
+    (``prefix``) while a fault lasts: ``start()``, ``join()``, then
+    ``stored()`` waits (30 s at most) until the database holds every one
+    of them and returns how many it holds. A report is acknowledged only
+    once it is written, so none may be lost whatever the fault."""
+
+    def __init__(self, server, count, prefix='during-fault'):
+        self.server = server
+        self.count = count
+        self.before = db_state.provider_count(server.engine)
+        self._thread = threading.Thread(
+            target=tracker.push_stats,
+            args=(server, workload.host_reports(count, prefix=prefix)))
+
+    def start(self):
+        self._thread.start()
+
+    def join(self):
+        self._thread.join()
+
+    def stored(self):
+        def count():
+            return db_state.provider_count(self.server.engine) - self.before
+        db_state.wait_for(lambda: count() == self.count, 30,
+                          'every report stored')
+        return count()
 
 
 def audit(server, load):

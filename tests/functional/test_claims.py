@@ -152,10 +152,14 @@ def test_unconfirmed_claims_are_reclaimed_after_grace_period(scheduler):
     # released by that sync, or a moment before it by a worker's claim
     # sweeper (same grace period; a busy machine can delay the sync)
     released = len(db_state.resources_of(TINY))
-    assert (server.count_in_log('Released %d stale allocation rows on '
-                                'grace-0' % released)
-            or server.count_in_log('Released %d claim rows unconfirmed for '
-                                   '%ds' % (released, GRACE_PERIOD)))
+    # the line follows the commit the test saw (seen in CI: read first)
+    db_state.wait_for(
+        lambda: (server.count_in_log('Released %d stale allocation rows on '
+                                     'grace-0' % released)
+                 or server.count_in_log('Released %d claim rows unconfirmed '
+                                        'for %ds' % (released,
+                                                     GRACE_PERIOD))),
+        10, 'the release in the log')
     _assert_no_overcommit(server)
 
 

@@ -148,6 +148,8 @@ def test_multi_writer_fill_never_overcommits(galera, hosts, summary_line):
 
 #: the longest a caller may wait, and the longest placements may stall
 LONGEST = 10.0
+#: reports of new hosts a tracker sends while a node is down
+REPORTS = 300
 
 
 @pytest.fixture
@@ -197,16 +199,19 @@ def test_a_galera_node_killed_under_load(galera, behind_haproxy, victim,
                                          summary_line):
     """SIGKILL a node under load (a backup, or the node HAProxy writes
     to, whose sessions HAProxy then cuts and sends to a backup), bring
-    it back: every call answered (a placement, or a clear "retry"),
-    none longer than 10 s, placements never stalled 10 s, the node back
-    in the cluster, and the audit clean."""
+    it back, while a tracker reports new hosts: every call answered (a
+    placement, or a clear "retry"), none longer than 10 s, placements
+    never stalled 10 s, every report stored, the node back in the
+    cluster, and the audit clean."""
     front, server = behind_haproxy
     node = galera.nodes[0 if victim == 'writer' else 2]
     workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
+    reports = fault_load.Reports(server, REPORTS, prefix='node-down')
     with fault_load.Load(server, threads=4) as load:
         time.sleep(2)
         node.kill()
         killed = time.monotonic()
+        reports.start()
         if victim == 'writer':
             _until(lambda: front.writer() not in (None, 0), 10)
         switched = time.monotonic() - killed
@@ -216,17 +221,21 @@ def test_a_galera_node_killed_under_load(galera, behind_haproxy, victim,
         rejoined = time.monotonic() - killed
         _until(lambda: front.writer() == 0, 15)
         time.sleep(2)
+        reports.join()
     problems = fault_load.audit(server, load)
+    stored = reports.stored()
     summary_line(
         'galera: %s node killed behind HAProxy: %s; writer moved in %.1f s, '
         'node synced again after %.1f s; longest wait %.1f s, longest '
-        'stall %.1f s; audit problems %d' % (
+        'stall %.1f s; audit problems %d; reports sent meanwhile %d, '
+        'stored %d' % (
             victim, load.counts(), switched, rejoined, load.longest_wait,
-            load.longest_stall(), len(problems)))
+            load.longest_stall(), len(problems), REPORTS, stored))
     assert load.unexpected() == []
     assert load.longest_wait <= LONGEST
     assert load.longest_stall() <= LONGEST
     assert problems == []
+    assert stored == REPORTS
     assert 'Traceback' not in server.log_text(), server.errors_in_log(
         limit=10)
     server.assert_alive()

@@ -20,8 +20,8 @@ def _broker(url, **rabbit):
 
 
 @pytest.mark.parametrize('heartbeat, expected', [
-    (None, 6.0),        # the scheduler's default heartbeat timeout, 3 s
-    (10, 20.0),
+    (None, 20.0),       # the scheduler's default heartbeat timeout, 10 s
+    (3, 6.0),
     (0, broker.Broker.PUBLISH_TIMEOUT),
 ])
 def test_two_heartbeat_timeouts(heartbeat, expected):
