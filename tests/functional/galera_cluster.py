@@ -47,10 +47,8 @@ def available():
         if not os.path.exists(path):
             return '%s is missing (apt install galera-4 mariadb-server)' % (
                 path)
-    for tool in ('mariadb-install-db', 'rsync'):
-        if shutil.which(tool) is None:
-            return '%s is missing' % tool
-    return None
+    from tests.functional import services
+    return services.missing_tool('mariadb-install-db', 'rsync')
 
 
 def require():
@@ -58,6 +56,7 @@ def require():
     here (fail it under ``CI=true``)."""
     from tests.functional import services
     services.require_here(available(), 'a private Galera cluster')
+
 
 def value_of(url, statement):
     """The second column of the first row of a ``SHOW`` statement run on

@@ -12,7 +12,6 @@ mark a node down and two successes up again.
 
 import contextlib
 import pathlib
-import shutil
 import subprocess
 import time
 
@@ -25,9 +24,8 @@ CHECK_USER = 'haproxy'
 
 
 def available():
-    if shutil.which('haproxy') is None:
-        return 'haproxy is missing (apt install haproxy)'
-    return None
+    from tests.functional import services
+    return services.missing_tool('haproxy')
 
 
 def require():
@@ -35,6 +33,7 @@ def require():
     here (fail it under ``CI=true``)."""
     from tests.functional import services
     services.require_here(available(), 'HAProxy')
+
 
 class Front:
 

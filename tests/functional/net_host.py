@@ -20,7 +20,6 @@ client, as its ``guest`` user requires). Needs root (``ip netns``), and
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import uuid
@@ -31,10 +30,8 @@ _SUBNETS = iter(range(1, 250))
 def available():
     if os.geteuid() != 0:
         return 'network namespaces need root'
-    for tool in ('ip', 'tc', 'socat'):
-        if shutil.which(tool) is None:
-            return '%s is missing' % tool
-    return None
+    from tests.functional import services
+    return services.missing_tool('ip', 'tc', 'socat')
 
 
 def require():
@@ -42,6 +39,7 @@ def require():
     here (fail it under ``CI=true``)."""
     from tests.functional import services
     services.require_here(available(), 'a network namespace')
+
 
 def _run(*args):
     subprocess.run(args, check=True, capture_output=True, timeout=30)

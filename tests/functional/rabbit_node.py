@@ -72,6 +72,7 @@ def require():
     from tests.functional import services
     services.require_here(available(), 'a private RabbitMQ node')
 
+
 def free_port():
     """A TCP port on 127.0.0.1 that nothing listens on right now (below
     the ephemeral range, ``scheduler_bench.servers.free_ports``)."""

@@ -11,6 +11,7 @@ import fcntl
 import functools
 import os
 import pathlib
+import shutil
 import socket
 import tempfile
 
@@ -87,6 +88,15 @@ def one_cluster():
     with open(CLUSTER_LOCK, 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+def missing_tool(*tools):
+    """Why a test cannot start its own processes here: the first of
+    ``tools`` not on the PATH (a Debian package's command), or None."""
+    for tool in tools:
+        if shutil.which(tool) is None:
+            return '%s is missing' % tool
+    return None
 
 
 def require_here(why, what):
