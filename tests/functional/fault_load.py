@@ -13,6 +13,7 @@
     load.unexpected()                   # answers that are no clear answer
     load.first_success_after(mark)      # seconds until placements flowed
     load.longest_stall()                # longest time without a placement
+    load.waits_after(mark)              # how long each placement took
 
 ``Load(server, threads, timeout=4)``: callers that give up after 4 s.
 ``retry_same=True``: callers that keep the client's contract after an
@@ -27,6 +28,12 @@ left behind.
 ``audit(server, load)`` returns the problems the database shows: any
 overcommit, any claim whose caller was not told it was placed (an orphan),
 any placement the caller was told of but that has no claim.
+``audit_line(server, load, reports, back)`` prints the same audit as
+figures, one line for the fault table::
+
+    calls 1210 (ok 1190, expected error 20, lost 0); longest wait 4.1 s;
+    overcommit 0; orphan claims 0; placements without claim 0; reports
+    sent 1000, lost 0; serving again after 2.3 s
 """
 
 import collections
@@ -67,6 +74,7 @@ class Load:
         self.lock = threading.Lock()
         self.answers = []           # (monotonic time, kind, detail, uuid)
         self.longest_wait = 0.0     # seconds, of any call
+        self.waits = []             # (monotonic time, seconds, kind)
         self.timeout = timeout
         self.retry_same = retry_same
         self.abandoned = []         # uuids given up with delete_allocations
@@ -105,8 +113,9 @@ class Load:
             with self.lock:
                 self.answers.append((time.monotonic(), kind, detail,
                                      consumer))
-                self.longest_wait = max(self.longest_wait,
-                                        time.monotonic() - started)
+                waited = time.monotonic() - started
+                self.waits.append((time.monotonic(), waited, kind))
+                self.longest_wait = max(self.longest_wait, waited)
             if kind != 'placed':
                 time.sleep(0.05)
         if self.retry_same and kind in RETRY:
@@ -137,6 +146,11 @@ class Load:
         end = max(a[0] for a in self.answers)
         return max(b - a for a, b in zip(times, times[1:] + [end]))
 
+    def waits_after(self, mark):
+        """Seconds each placement answered after ``mark`` waited."""
+        return [waited for at, waited, kind in self.waits
+                if kind == 'placed' and at >= mark]
+
     def first_success_after(self, mark):
         times = [a[0] for a in self.answers
                  if a[1] == 'placed' and a[0] >= mark]
@@ -148,15 +162,19 @@ class Reports:
     (``prefix``) while a fault lasts: ``start()``, ``join()``, then
     ``stored()`` waits (30 s at most) until the database holds every one
     of them and returns how many it holds. A report is acknowledged only
-    once it is written, so none may be lost whatever the fault."""
+    once it is written, so none may be lost whatever the fault.
+    ``per_second``: the tracker's pace (a cloud's trackers report
+    spread over time), rather than all at once."""
 
-    def __init__(self, server, count, prefix='during-fault'):
+    def __init__(self, server, count, prefix='during-fault',
+                 per_second=None):
         self.server = server
         self.count = count
         self.before = db_state.provider_count(server.engine)
         self._thread = threading.Thread(
             target=tracker.push_stats,
-            args=(server, workload.host_reports(count, prefix=prefix)))
+            args=(server, workload.host_reports(count, prefix=prefix),
+                  per_second))
 
     def start(self):
         self._thread.start()
@@ -170,6 +188,51 @@ class Reports:
         db_state.wait_for(lambda: count() == self.count, 30,
                           'every report stored')
         return count()
+
+
+def held(server, reports, seconds=30):
+    """How many of ``reports``' hosts the database holds once they
+    stop arriving (or after ``seconds``), without failing the test."""
+    deadline = time.monotonic() + seconds
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        count = db_state.provider_count(server.engine) - reports.before
+        if count == reports.count:
+            return count
+        if count != last:
+            last, since = count, time.monotonic()
+        elif time.monotonic() - since > 10:
+            break
+        time.sleep(0.2)
+    return db_state.provider_count(server.engine) - reports.before
+
+
+def audit_line(server, load, reports=None, back=None):
+    """The audit as figures (module docstring): calls answered, ok or
+    an expected error, or lost (no answer a caller can act on: a
+    timeout); the longest wait; overcommitted resources; claims whose
+    caller was not told; placements without a claim; reports sent and
+    lost (``reports``: a started and joined ``Reports``); seconds until
+    placements flowed again (``back``)."""
+    counts = load.counts()
+    ok = counts.get('placed', 0)
+    lost = len(load.unexpected())
+    overcommit = db_state.overcommit(db_state.read_state(server.engine))
+    claimed = {row['consumer_uuid']
+               for row in db_state.allocations(server.engine)}
+    placed = load.placed()
+    line = ('calls %d (ok %d, expected error %d, lost %d); longest wait '
+            '%.1f s; overcommit %d; orphan claims %d; placements without '
+            'claim %d' % (sum(counts.values()), ok,
+                          sum(counts.values()) - ok - lost, lost,
+                          load.longest_wait, len(overcommit),
+                          len(claimed - placed), len(placed - claimed)))
+    if reports is not None:
+        line += '; reports sent %d, lost %d' % (
+            reports.count, reports.count - held(server, reports))
+    if back is not None:
+        line += '; serving again after %.1f s' % back
+    return line
 
 
 def audit(server, load):

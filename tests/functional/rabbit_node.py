@@ -115,8 +115,12 @@ def _openssl(*args):
 class RabbitNode:
     """One private RabbitMQ node whose files all live under ``base_dir``."""
 
-    def __init__(self, base_dir, tls=None, name=None):
+    def __init__(self, base_dir, tls=None, name=None, group=None):
         self.base_dir = Path(base_dir)
+        #: the group id the node's processes run with (None: the test's);
+        #: a firewall rule can then tell its packets apart
+        #: (``rabbit_partition``)
+        self.group = group
         self.base_dir.mkdir(parents=True, exist_ok=True)
         self.tls = tls
         self.nodename = name or 'sched-test-%s@localhost' % (
@@ -181,7 +185,7 @@ class RabbitNode:
         self.process = subprocess.Popen(
             [SERVER], env=self.environ(), cwd=self.base_dir, stdout=log,
             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True)
+            start_new_session=True, group=self.group)
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -5,8 +5,10 @@ again within seconds, with classic queues (a non-durable queue whose
 node died is declared again: the broker answers 404 for it until it is
 deleted) and with quorum queues (their leader moves to a node that
 lives). Then the dead node comes back and rejoins. And scheduler-server
-itself, placing under load, loses the node that holds the leader of its
-topic's quorum queue.
+itself, placing under load while a tracker reports, loses the node that
+holds the leader of its topic's quorum queue: killed, stopped, or cut off
+from the other nodes (a partition), each followed by the audit
+(``fault_load.audit_line``).
 """
 
 import time
@@ -24,6 +26,7 @@ from tests import waiting
 from tests.functional import fault_load
 from tests.functional import rabbit_cluster
 from tests.functional import rabbit_node
+from tests.functional import rabbit_partition
 from tests.functional import server as server_mod
 from tests.functional import services
 from tests.functional import workload
@@ -31,6 +34,24 @@ from tests.functional import workload
 #: seconds within which the server answers again after the node died
 BACK_WITHIN = 10.0
 QUORUM = {'rabbit_quorum_queue': True, 'rabbit_transient_quorum_queue': True}
+#: seconds a killed or stopped node stays down
+DOWN_FOR = 5
+#: seconds a partitioned node stays cut off once the others noticed
+PARTITIONED_FOR = 5
+#: a tracker process's reports a second meanwhile (a cloud of 10,000
+#: hosts each reporting every 60 s sends 167; half of that here, on two
+#: cores shared with three broker nodes and the server)
+REPORTS_PER_SECOND = 80
+REPORTS = 1200
+#: the longest a call may wait: a partitioned node that its clients
+#: still reach holds what they send it until it notices it is in a
+#: minority and pauses, between 1 and 1.25 net_ticktime after the cut;
+#: then they reconnect to another node (doc/source/admin/production.rst)
+LONGEST_WAIT = {'kill': BACK_WITHIN, 'stop': BACK_WITHIN,
+                'partition': 1.25 * rabbit_cluster.NET_TICKTIME
+                + BACK_WITHIN}
+FAULT_WORDS = {'kill': 'killed (SIGKILL)', 'stop': 'stopped',
+               'partition': 'cut off from the other two'}
 
 
 @pytest.fixture(scope='module')
@@ -103,9 +124,10 @@ def test_the_node_a_server_consumes_through_dies(cluster, options,
             victim.start()      # it rejoins, for the next test
 
 
-def _leader_of(cluster, queue):
-    """The node that holds the leader of quorum queue ``queue``."""
-    listed = cluster.nodes[0].ctl('list_queues', 'name', 'leader',
+def _leader_of(cluster, queue, ask=None):
+    """The node that holds the leader of quorum queue ``queue``, as
+    node ``ask`` (default the first) sees it."""
+    listed = (ask or cluster.nodes[0]).ctl('list_queues', 'name', 'leader',
                                   '--no-table-headers', '--quiet')
     for line in listed.splitlines():
         fields = line.split()
@@ -115,18 +137,58 @@ def _leader_of(cluster, queue):
     raise AssertionError('no leader listed for %s:\n%s' % (queue, listed))
 
 
-@pytest.mark.parametrize('fault', ['kill', 'stop'])
+def _node_fault(cluster, node, fault, queue):
+    """Bring ``fault`` upon ``node`` and undo it; returns the monotonic
+    time the fault began and the time it ended (the node restarted, or
+    the partition healed)."""
+    began = time.monotonic()
+    if fault == 'partition':
+        others = [n for n in cluster.nodes if n is not node]
+        with rabbit_partition.cut_off(node):
+            # the others notice after net_ticktime; the queue's leader
+            # moves to one of them, and the cut-off node pauses
+            waiting.wait_for(
+                lambda: _leader_moved(cluster, queue, node, others[0]),
+                4 * rabbit_cluster.NET_TICKTIME, 'the leader moved',
+                interval=0.5)
+            time.sleep(PARTITIONED_FOR)
+        ended = time.monotonic()
+    else:
+        (node.kill if fault == 'kill' else node.stop)()
+        time.sleep(DOWN_FOR)
+        node.start()
+        ended = time.monotonic()
+    # the node serves again, back in the cluster (after a partition:
+    # once it saw the majority again and resumed)
+    node.ctl('await_startup', timeout=120)
+    return began, ended, time.monotonic()
+
+
+def _leader_moved(cluster, queue, node, ask):
+    """Does ``ask`` list a leader of ``queue`` other than ``node``? (While
+    the old leader is unreachable, the queue is listed as ``badrpc``.)"""
+    try:
+        return _leader_of(cluster, queue, ask) is not node
+    except AssertionError:
+        return False
+
+
+@pytest.mark.parametrize('fault', ['kill', 'stop', 'partition'])
 def test_workers_under_load_lose_the_leader_of_their_queue(
         cluster, tmp_path, summary_line, fault):
     """scheduler-server (2 workers, quorum queues, the three nodes in
-    ``transport_url``) placing under load; the node holding the leader
-    of the scheduler topic's queue is killed (SIGKILL) or stopped
-    (``rabbitmqctl stop``: it closes its connections first) and brought
-    back.
+    ``transport_url``) placing under load while a tracker process
+    reports new hosts; the node holding the leader of the scheduler
+    topic's queue is killed (SIGKILL), stopped (``rabbitmqctl stop``: it
+    closes its connections first) or cut off from the other two nodes
+    (``rabbit_partition``: its clients still reach it; it pauses once it
+    sees itself in a minority) and brought back.
     Every call is answered (placed, or an answer that says retry, after
     which the caller asks again for the same instance), placements flow
-    again within seconds, nothing is overcommitted and no claim is left
-    that its caller was not told of."""
+    again within seconds, nothing is overcommitted, no claim is left
+    that its caller was not told of, and every report is stored."""
+    if fault == 'partition':
+        rabbit_partition.require()
     server = server_mod.SchedulerServer(
         tmp_path / 'scheduler',
         'sqlite:///%s' % (tmp_path / 'scheduler.sqlite'), workers=2,
@@ -141,29 +203,31 @@ def test_workers_under_load_lose_the_leader_of_their_queue(
         workload.push_hosts(server,
                             workload.host_reports(2 * fault_load.HOSTS))
         leader = _leader_of(cluster, server.topic)
+        reports = fault_load.Reports(server, REPORTS, prefix=fault,
+                                     per_second=REPORTS_PER_SECOND)
         with fault_load.Load(server, threads=2, retry_same=True) as load:
             time.sleep(1)
-            (leader.kill if fault == 'kill' else leader.stop)()
-            killed = time.monotonic()
-            time.sleep(5)
-            leader.start()
-            back = time.monotonic()
+            reports.start()
+            began, ended, rejoined = _node_fault(cluster, leader, fault,
+                                                 server.topic)
             time.sleep(2)
-        again = load.first_success_after(killed)
-        summary_line('cluster: leader of the topic queue %s under '
-                     'load: %s; placements again after %s s; longest '
-                     'wait %.1f s' % ('killed' if fault == 'kill' else
-                                      'stopped', load.counts(),
-                                      None if again is None
-                                      else round(again, 2),
-                                      load.longest_wait))
-        assert load.unexpected() == []
-        assert again is not None and again < BACK_WITHIN
-        # and after the node rejoined
-        assert load.first_success_after(back) is not None
-        assert 'NoValidHost' not in load.counts()
+            reports.join()
+        again = load.first_success_after(began)
         waiting.wait_for(lambda: fault_load.audit(server, load) == [], 15,
                          'no overcommit and no orphan claim')
+        summary_line('rabbitmq cluster: the node holding the topic '
+                     'queue\'s leader %s for %.0f s under load (node back '
+                     'in the cluster %.1f s after the fault ended): %s' % (
+                         FAULT_WORDS[fault], ended - began, rejoined - ended,
+                         fault_load.audit_line(server, load, reports,
+                                               again)))
+        assert load.unexpected() == []
+        assert load.longest_wait <= LONGEST_WAIT[fault]
+        assert again is not None and again < BACK_WITHIN
+        # and after the node came back
+        assert load.first_success_after(rejoined) is not None
+        assert 'NoValidHost' not in load.counts()
+        assert reports.stored() == REPORTS
         server.assert_alive()
     finally:
         server.close()

@@ -1,14 +1,19 @@
 """Resource trackers in a process of their own: push stats, then exit.
 
-    python -m tests.functional.tracker --config-file F REPORTS.json
+    python -m tests.functional.tracker --config-file F [--per-second N] \
+        REPORTS.json
 
 ``REPORTS.json`` is a list of ``[name, stats]`` pairs (``name`` a host or
 a ``[host, node]`` pair, ``stats`` a dict of compute_nodes fields). Each is
 sent with ``SchedulerClient.update_resource_stats``, built from the same
 config file as the scheduler, exactly as a compute host would.
 
-``push_stats(server, reports)`` runs this module as a subprocess from the
-test process and fails the test if it does not exit 0.
+``--per-second N`` paces the reports (N a second, as trackers of a
+cloud report), instead of sending them as fast as the broker takes them.
+
+``push_stats(server, reports, per_second=None)`` runs this module as a
+subprocess from the test process and fails the test if it does not exit
+0.
 """
 
 import argparse
@@ -16,6 +21,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -28,13 +34,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TIMEOUT = 120
 
 
-def push_stats(server, reports):
+def push_stats(server, reports, per_second=None):
     """Send ``reports`` from a new process; returns its stdout."""
     path = server.workdir / ('reports-%s.json' % uuid.uuid4().hex[:8])
     path.write_text(json.dumps(reports))
+    pace = ['--per-second', str(per_second)] if per_second else []
     result = subprocess.run(
         [sys.executable, '-m', 'tests.functional.tracker', '--config-file',
-         str(server.config_path), str(path)],
+         str(server.config_path), *pace, str(path)],
         cwd=ROOT,
         capture_output=True, text=True, timeout=TIMEOUT)
     if result.returncode != 0:
@@ -46,6 +53,7 @@ def push_stats(server, reports):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='tracker')
     parser.add_argument('--config-file', required=True)
+    parser.add_argument('--per-second', type=float)
     parser.add_argument('reports')
     args = parser.parse_args(argv)
     with open(args.reports) as f:
@@ -56,8 +64,12 @@ def main(argv=None):
     client = SchedulerClient(conf)
     ctxt = RequestContext(user_id='tracker', project_id='service',
                           roles=['service'])
+    start = time.monotonic()
     try:
-        for name, stats in reports:
+        for index, (name, stats) in enumerate(reports):
+            if args.per_second:
+                time.sleep(max(0.0, start + index / args.per_second
+                               - time.monotonic()))
             if isinstance(name, list):
                 name = tuple(name)
             client.update_resource_stats(ctxt, name, stats)
