@@ -75,7 +75,7 @@ class SchedulerManager:
         plugins' checks derived."""
         if request.method == 'select_destinations':
             return self._place(request.context, checked=request.checked,
-                               deadline=request.deadline, **request.args)
+                               call=request.call, **request.args)
         if request.method == 'update_resource_stats':
             return self._store_report(request.args['stats'])
         return policy.unchecked(self, request.method)(request.context,
@@ -93,10 +93,10 @@ class SchedulerManager:
                                         exception.InvalidRequest,
                                         exception.CallerGaveUp)
     def _place(self, ctxt, spec_obj, instance_uuids=None,
-               return_alternates=False, checked=None, deadline=None):
+               return_alternates=False, checked=None, call=None):
         uuids = None if instance_uuids is None else list(instance_uuids)
         extra = {name: value for name, value in (
-            ('checked', checked), ('deadline', deadline))
+            ('checked', checked), ('call', call))
             if value is not None}
         with self.notifier.deciding(ctxt, spec_obj, uuids) as decision:
             decision.selections = self.driver.select_destinations(

@@ -44,7 +44,6 @@ import dataclasses
 import datetime
 import functools
 import math
-import time
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
@@ -54,7 +53,6 @@ from scheduler import exception
 from scheduler.model import fit
 from scheduler.db import api as db_api
 from scheduler.db import changes
-from scheduler.db import claim_record
 from scheduler.db import claim_routine
 from scheduler.db import models
 
@@ -135,8 +133,8 @@ def _allocations_of(session, consumers, lock=False):
 
 
 @db_api.retry_on_deadlock
-def claim_resources(db, claims, now=None, group=None, if_held=None,
-                    deadline=None):
+def claim_resources(db, claims, now=None, group=None, call=None,
+                    unless_held=False):
     """Write every claim or none; raise ClaimConflict if one doesn't fit.
 
     Claims already held by the same consumers are replaced (a reschedule
@@ -145,28 +143,31 @@ def claim_resources(db, claims, now=None, group=None, if_held=None,
     checked against the members already placed, so concurrent requests
     of one group can't break it (``GroupPolicyConflict``).
 
-    ``if_held`` (a callable, or None) is asked first when the consumers
-    turn out to hold claims: a repeated request is answered with the
-    claims it holds (``held_claims``), so the callable returns that
-    answer, which is returned with nothing written, or None to replace
-    the claims as above. A request whose consumers hold nothing (nearly
-    all) pays no statement for this: the lock tells (``_lock_claimed``).
-    Returns None when the claims were written.
+    With ``unless_held``, consumers that turn out to hold claims keep
+    them: nothing is written and False returned, so that the caller can
+    answer a repeated request with what it holds (``held_claims``), or
+    claim again without ``unless_held`` to replace them. A request whose
+    consumers hold nothing (nearly all) pays no statement for this: the
+    lock tells (``_lock_claimed``). Returns True when the claims were
+    written.
 
-    ``deadline`` (``time.monotonic()`` seconds, or None): when the call
-    this claim serves stops being waited for; past it, each try (a
-    deadlock's retry too) writes nothing and raises ``CallerGaveUp``.
+    ``call`` (a ``scheduler.model.call.Call``, or None): the RPC call the
+    claims serve. Past its deadline each try (a deadlock's retry too)
+    writes nothing and raises ``CallerGaveUp``; what is committed is
+    added to its ``written``.
     """
-    _still_waited_for(deadline, claims)
+    consumers = [c.consumer_uuid for c in claims]
+    if call is not None:
+        call.check_waited_for(consumers)
     now = now or timeutils.utcnow()
     try:
         try:
-            _claim(db, claims, now, group, ask_first=if_held is not None)
+            _claim(db, claims, now, group, ask_first=unless_held)
         except _HoldsClaims:
-            _still_waited_for(deadline, claims)
-            answer = if_held() if if_held is not None else None
-            if answer is not None:
-                return answer
+            if unless_held:
+                return False
+            if call is not None:
+                call.check_waited_for(consumers)
             _claim(db, claims, now, group, held_known=True)
     except _DidNotFit as exc:
         # read outside the rolled-back transaction: what the claim saw,
@@ -174,21 +175,9 @@ def claim_resources(db, claims, now=None, group=None, if_held=None,
         with db.reader() as session:
             raise exception.ClaimConflict(**_short(session,
                                                    exc.per_provider))
-    claim_record.note({(c.consumer_uuid, c.provider_id) for c in claims},
-                      now)
-
-
-def _still_waited_for(deadline, claims):
-    """Raise ``CallerGaveUp`` once ``deadline`` passed: a call taken up
-    after its caller stopped waiting must not write claims, nor take
-    over the ones a later delivery of it was answered with (a late
-    reply's claims are given back: ``release_written``)."""
-    if deadline is None:
-        return
-    late = time.monotonic() - deadline
-    if late > 0:
-        raise exception.CallerGaveUp(late=late, consumers=', '.join(
-            sorted({c.consumer_uuid for c in claims})))
+    if call is not None:
+        call.wrote({(c.consumer_uuid, c.provider_id) for c in claims}, now)
+    return True
 
 
 def _claim(db, claims, now, group, held_known=False, ask_first=False):
@@ -599,7 +588,7 @@ def release_unconfirmed(db, grace_seconds, now=None, limit=1000):
         return len(rows)
 
 
-def held_claims(db, consumers, resources, deadline=None):
+def held_claims(db, consumers, resources, call=None):
     """The claims a repeated request already holds, or None if it is no
     repeat: one ``Claim`` per consumer, in the order of ``consumers``.
 
@@ -615,7 +604,9 @@ def held_claims(db, consumers, resources, deadline=None):
     the request still allows the hosts held (a reschedule names the host
     that failed among those to avoid). A repeat's claims are stamped
     anew (``_restamp``), so that the call that first wrote them, if it
-    was answered too late, cannot release them (``release_written``)."""
+    was answered too late, cannot release them (``release_written``).
+    ``call``: as ``claim_resources``'s (a repeat's claims are taken over
+    only while its caller waits, and added to its ``written``)."""
     consumers = list(consumers)
     wanted = {rc: amount for rc, amount in resources.items() if amount}
     if not consumers or not wanted:
@@ -639,15 +630,16 @@ def held_claims(db, consumers, resources, deadline=None):
                                 host=mine[0].host)
     answer = [found[c] for c in consumers]
     # taking them over (the new stamp) only while the caller waits
-    _still_waited_for(deadline, answer)
-    if not _restamp(db, [r for c in consumers for r in held[c]]):
+    if call is not None:
+        call.check_waited_for(consumers)
+    if not _restamp(db, [r for c in consumers for r in held[c]], call):
         return None
     return answer
 
 
-def _restamp(db, rows, now=None):
+def _restamp(db, rows, call, now=None):
     """Stamp a repeat's claims anew (``created_at``, the token of
-    ``claim_record``), so that the call they were first written for can
+    ``scheduler.model.call``), so that the call they were first written for can
     no longer release them; False if one of them was released or
     confirmed meanwhile (plan the request anew)."""
     now = now or timeutils.utcnow()
@@ -663,7 +655,8 @@ def _restamp(db, rows, now=None):
                     raise _Moved()
     except _Moved:
         return False
-    claim_record.note({(r.consumer_uuid, r.provider_id) for r in rows}, now)
+    if call is not None:
+        call.wrote({(r.consumer_uuid, r.provider_id) for r in rows}, now)
     return True
 
 
@@ -674,7 +667,7 @@ class _Moved(Exception):
 @db_api.retry_on_deadlock
 def release_written(db, written):
     """Give back the claims of a call whose caller never got the answer
-    (``claim_record.Written`` items): each only while it is unconfirmed
+    (``scheduler.model.call.Written`` items): each only while it is unconfirmed
     and still carries the stamp it was written with (a repeated request
     answered with it since stamped it anew). Returns how many rows."""
     if not written:

@@ -40,7 +40,6 @@ the filter-by-filter counts are logged at DEBUG.
 """
 
 import dataclasses
-import functools
 import time
 
 import numpy as np
@@ -141,13 +140,14 @@ class FilterScheduler:
 
     def select_destinations(self, ctxt, spec, instance_uuids=None,
                             return_alternates=False, checked=None,
-                            deadline=None):
+                            call=None):
         """Claim a host for every instance; see the module docstring.
         ``checked``: the ``RequestState`` the RPC edge's plugin checks
-        built from ``spec``, or None; ``deadline``: when the call stops
-        being waited for (``time.monotonic()``), or None."""
+        built from ``spec``, or None; ``call``: the RPC call served (a
+        ``scheduler.model.call.Call``: its deadline, the claims it
+        wrote), or None."""
         request, consumers = _request(ctxt, spec, instance_uuids, checked,
-                                      deadline)
+                                      call)
         decision = _Decision(self._clock)
         # a repeat (same instance uuids) is recognised at claim time
         decision.repeat_of = bool(instance_uuids)
@@ -209,7 +209,7 @@ class FilterScheduler:
         if resource_groups.has_groups(request.spec):
             return None
         held = claims.held_claims(self.db, consumers, request.resources,
-                                  request.deadline)
+                                  request.call)
         if held is None:
             return None
         with self.cache.lock:
@@ -296,13 +296,9 @@ class FilterScheduler:
         """Write the plan's claims and return the selections: the plan's,
         or, for a repeated request, those of the claims it holds
         (``_held``); None on a conflict."""
-        group = request.group.claim_policy() if request.group else None
-        if_held = (functools.partial(self._held, request, consumers)
-                   if decision.repeat_of else None)
         try:
-            held = decision.timed('claim', claims.claim_resources, self.db,
-                                  plan.claims, None, group, if_held,
-                                  request.deadline)
+            held = decision.timed('claim', self._write, plan, request,
+                                  consumers, decision.repeat_of)
         except exception.ClaimConflict as exc:
             decision.conflicts += 1
             self.assumed.forget(key)
@@ -322,6 +318,20 @@ class FilterScheduler:
             return held
         self.assumed.confirm(key)
         return plan.selections
+
+    def _write(self, plan, request, consumers, repeat):
+        """Commit the plan's claims; None once written. A possible repeat
+        whose consumers turn out to hold claims is answered with them
+        (``_held``) if it can be, else they are replaced."""
+        group = request.group.claim_policy() if request.group else None
+        if claims.claim_resources(self.db, plan.claims, None, group,
+                                  request.call, unless_held=repeat):
+            return None
+        held = self._held(request, consumers)
+        if held is None:
+            claims.claim_resources(self.db, plan.claims, None, group,
+                                   request.call)
+        return held
 
     def _record(self, ctxt, consumers, decision, selections):
         timings = decision.close()
@@ -584,13 +594,13 @@ def _kth_largest(values, k):
     return np.partition(values, len(values) - k)[len(values) - k]
 
 
-def _request(ctxt, spec, instance_uuids, checked=None, deadline=None):
+def _request(ctxt, spec, instance_uuids, checked=None, call=None):
     """The request state of ``spec`` for the caller ``ctxt`` (``checked``:
-    the one the edge's checks built; ``deadline``: the call's), and its
+    the one the edge's checks built; ``call``: the RPC call's), and its
     consumers: ``instance_uuids``, else the spec's, else new ones."""
     request = RequestState.for_planning(
         spec, is_admin=bool(getattr(ctxt, 'is_admin_caller', False)),
-        checked=checked, deadline=deadline)
+        checked=checked, call=call)
     consumers = list(instance_uuids or spec.get('instance_uuids') or
                      [uuidutils.generate_uuid()
                       for _ in range(spec.num_instances)])

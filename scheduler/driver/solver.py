@@ -92,18 +92,18 @@ class SolverScheduler(filter_scheduler.FilterScheduler):
 
     def select_destinations(self, ctxt, spec, instance_uuids=None,
                             return_alternates=False, checked=None,
-                            deadline=None):
+                            call=None):
         """The filter scheduler's, after the request's window when
         ``[solver] batch_window_ms`` is set (``solver_window``)."""
         if self.window is None or not _batchable(spec):
             return super().select_destinations(ctxt, spec, instance_uuids,
                                                 return_alternates, checked,
-                                                deadline)
+                                                call)
         self._hint.value = self.window.join(spec)
         try:
             return super().select_destinations(ctxt, spec, instance_uuids,
                                                 return_alternates, checked,
-                                                deadline)
+                                                call)
         finally:
             self._hint.value = None
 

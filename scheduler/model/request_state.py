@@ -41,10 +41,10 @@ class RequestState:
     # the server group being placed (a GroupPlacement), loaded by the
     # driver before the plugins' preload hooks run
     group: object = None
-    # when the call being served stops being waited for
-    # (``time.monotonic()`` seconds), None for an in-process caller: no
-    # claim is written past it (``scheduler.db.claims``)
-    deadline: float = None
+    # the RPC call being served (``scheduler.model.call.Call``: no claim
+    # is written past its deadline; the claims written are added to it),
+    # None for an in-process caller
+    call: object = None
     # plugin name -> what its preload hook returned (None is not kept),
     # replaced at every planning attempt
     preloaded: dict = dataclasses.field(default_factory=dict, repr=False,
@@ -67,19 +67,19 @@ class RequestState:
             return value
 
     @classmethod
-    def for_planning(cls, spec, is_admin=False, checked=None, deadline=None):
+    def for_planning(cls, spec, is_admin=False, checked=None, call=None):
         """The state a driver plans ``spec`` with: ``checked``, the state
         the RPC edge's plugin checks built from the same spec (what they
         derived, a parsed hint or an image's wanted properties, is not
         derived again), with ``is_admin`` and a new ``now``; else
-        ``from_spec``. ``deadline``: the call's (``deadline`` field)."""
+        ``from_spec``. ``call``: the RPC call's (``call`` field)."""
         state = checked
         if state is None:
             state = cls.from_spec(spec, is_admin=is_admin)
         else:
             state.is_admin = is_admin
             state.now = time.time()
-        state.deadline = deadline
+        state.call = call
         return state
 
     @classmethod

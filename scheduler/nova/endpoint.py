@@ -73,20 +73,21 @@ class NovaEndpoint:
         self.write_back = None if placement is None else \
             nova_placement.WriteBack(placement, self._release)
 
-    def _delegate(self, method, ctxt, **args):
+    def _delegate(self, method, ctxt, call=None, **args):
         """The manager's ``method``, after the edge check of its
         arguments as the scheduler's own API gets it (policy was
-        evaluated by this endpoint's own ``authorize``)."""
-        return self.manager.serve(self._checked(method, ctxt, args))
+        evaluated by this endpoint's own ``authorize``); ``call``: the
+        server's record of the RPC call (``scheduler.model.call.Call``)."""
+        return self.manager.serve(self._checked(method, ctxt, args, call))
 
-    def _checked(self, method, ctxt, args):
+    def _checked(self, method, ctxt, args, call=None):
         """The ``EdgeRequest`` of the scheduler's own ``method`` with
         ``args``: read, and through the edge check that API gets."""
         args = arguments.read(method, args)
         self.edge.check_arguments(method, version.RPC_API_VERSION, args)
         # the plugins' own checks, as the worker's dispatcher runs them
         checked = dispatcher._plugin_checks(self.manager, method, args)
-        return edge_request.EdgeRequest(method, ctxt, args, checked)
+        return edge_request.EdgeRequest(method, ctxt, args, checked, call)
 
     @policy.authorize('select_destinations')
     @oslo_messaging.expected_exceptions(nova_wire.NoValidHost,
@@ -94,11 +95,14 @@ class NovaEndpoint:
     def select_destinations(self, ctxt, request_spec=None,
                             filter_properties=None, spec_obj=None,
                             instance_uuids=None, return_objects=False,
-                            return_alternates=False):
+                            return_alternates=False, *, call=None):
+        """Nova's ``select_destinations`` (4.0-4.5); ``call``: the
+        server's record of the RPC call (``scheduler.model.call.Call``,
+        given by ``NovaDispatcher``, not by nova), or None."""
         try:
             return self._select(ctxt, request_spec, filter_properties,
                                 spec_obj, instance_uuids, return_objects,
-                                return_alternates)
+                                return_alternates, call)
         except exception.NoValidHost as exc:
             # nova shows the reason to the instance's owner (the fault):
             # nova-scheduler's words, the diagnosis (host names) logged
@@ -108,7 +112,7 @@ class NovaEndpoint:
                 from None
 
     def _select(self, ctxt, request_spec, filter_properties, spec_obj,
-                instance_uuids, return_objects, return_alternates):
+                instance_uuids, return_objects, return_alternates, call):
         spec = nova_wire.request_spec(spec_obj, request_spec,
                                       filter_properties, self.cell_uuid)
         uuids = nova_wire.consumers(spec, instance_uuids,
@@ -129,7 +133,7 @@ class NovaEndpoint:
         def plan(spec):
             return self._plan(ctxt, spec, uuids, bool(
                 # as nova: alternates only to a caller that reads objects
-                return_objects and return_alternates))
+                return_objects and return_alternates), call)
 
         if self.write_back is None:
             selections = plan(spec)
@@ -143,12 +147,12 @@ class NovaEndpoint:
         return nova_wire.answer(selections, return_objects, self.cell_uuid,
                                 self._zone_of)
 
-    def _plan(self, ctxt, spec, uuids, return_alternates):
+    def _plan(self, ctxt, spec, uuids, return_alternates, call):
         """The manager's selections (claimed), NoValidHost in nova's
         name."""
         try:
             return self._delegate(
-                'select_destinations', ctxt, spec_obj=spec,
+                'select_destinations', ctxt, call, spec_obj=spec,
                 instance_uuids=uuids, return_alternates=return_alternates)
         except rpc_dispatcher.ExpectedException as wrapped:
             # the manager's answer; NoValidHost in nova's name
@@ -203,15 +207,17 @@ class NovaEndpoint:
 class NovaDispatcher(dispatcher.SchedulerDispatcher):
     """The worker's dispatcher for nova's messages (module docstring)."""
 
-    def _checked_call(self, endpoint, method, ctxt, args):
+    def _checked_call(self, endpoint, method, ctxt, args, envelope):
         nova_wire.check_arguments(method, args)
         for name, value in args.items():
             validation.check_structure(value, name, self.limits)
         ctxt = self.serializer.deserialize_context(ctxt)
-        args = {name: self.serializer.deserialize_entity(ctxt, value)
-                for name, value in args.items()}
-        result = getattr(endpoint, method)(ctxt, **args)
-        return self.serializer.serialize_entity(ctxt, result)
+        args = self._entities(ctxt, args)
+        if method == 'select_destinations':
+            # the one method that claims: its deadline, its claims
+            args['call'] = envelope.call
+        return self._serialized(ctxt, getattr(endpoint, method)(ctxt,
+                                                                **args))
 
     def _version(self):
         return NOVA_RPC_VERSION

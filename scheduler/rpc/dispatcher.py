@@ -44,7 +44,7 @@ log as a traceback:
   the thread and event it builds for every message (``_route``).
 """
 
-import threading
+import typing
 import uuid
 
 import sqlalchemy.exc as sa_exc
@@ -57,6 +57,7 @@ from oslo_utils import versionutils
 from scheduler.rpc import call_monitor
 from scheduler import exception
 from scheduler.db import outages
+from scheduler.model import call as model_call
 from scheduler.rpc import arguments
 from scheduler.rpc import edge_request
 from scheduler.rpc import late_ack
@@ -127,6 +128,10 @@ def _shown(method):
 class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
     """See the module docstring. ``limits`` is ``conf.limits``."""
 
+    #: ``dispatch`` takes the server's record of a call
+    #: (``scheduler.rpc.late_ack``'s servers pass it)
+    takes_call = True
+
     def __init__(self, endpoints, serializer, limits, host):
         super().__init__(endpoints, serializer, access_policy=RPCMethods)
         self.limits = limits
@@ -134,25 +139,28 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         self.edge = validation.EdgeCheck(limits)
         self.outage = outages.requests_of(
             endpoints[0] if endpoints else self, LOG)
-        # the version of the message this thread dispatches
-        self._message = threading.local()
         self._monitor = call_monitor.CallMonitor()
         # RPC errors by method and exception, in the worker's metrics
         self._recorder = getattr(endpoints[0] if endpoints else None,
                                  'recorder', None)
 
-    def dispatch(self, incoming):
+    def dispatch(self, incoming, call=None):
+        """Serve ``incoming``; ``call`` (a ``scheduler.model.call.Call``)
+        is the server's record of it (its deadline; the claims written
+        for it), None from oslo.messaging's own server."""
+        if call is None:
+            call = model_call.Call(deadline=late_ack.deadline(incoming))
         # the monitor sends the call's heartbeats (``_route`` never runs
         # oslo.messaging's dispatch, which would start a thread for them)
         watch = self._monitor.watch(incoming)
         try:
-            return self._dispatch(incoming)
+            return self._dispatch(incoming, call)
         finally:
             self._monitor.done(watch)
 
-    def _dispatch(self, incoming):
+    def _dispatch(self, incoming, call):
         try:
-            return self._dispatch_checked(incoming)
+            return self._dispatch_checked(incoming, call)
         except rpc_dispatcher.ExpectedException as wrapped:
             if self._recorder is not None:
                 # a metric label per RPC method, not per name sent
@@ -163,17 +171,15 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
                     type(wrapped.exc_info[1]).__name__)
             raise
 
-    def _dispatch_checked(self, incoming):
+    def _dispatch_checked(self, incoming, call):
         method = incoming.message.get('method')
-        self._message.version = incoming.message.get('version')
-        self._message.deadline = late_ack.deadline(incoming)
         # a cast has no reply queue (oslo.messaging's AMQP drivers)
         is_cast = not getattr(incoming, 'reply_q', None)
         try:
             self.edge.check_envelope(
                 method, incoming.message.get('version', '1.0'),
                 incoming.ctxt)
-            result = self._route(incoming)
+            result = self._route(incoming, call)
         except rpc_dispatcher.ExpectedException as wrapped:
             self._answered(wrapped, method, is_cast)
             raise
@@ -199,7 +205,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         self.outage.answered()
         return result
 
-    def _route(self, incoming):
+    def _route(self, incoming, call):
         """oslo.messaging's ``dispatch``: the endpoint whose target takes
         the message's namespace and version and has the method, behind
         the access policy. Without the thread and event oslo.messaging
@@ -216,8 +222,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
                 continue
             if hasattr(endpoint, method) and self.access_policy.is_allowed(
                     endpoint, method):
-                return self._call_endpoint(endpoint, method, incoming.ctxt,
-                                         message.get('args', {}))
+                return self._call_endpoint(endpoint, method, incoming, call)
             compatible = True
         if compatible:
             raise rpc_dispatcher.NoSuchMethod(method)
@@ -263,42 +268,64 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         return max((e.target.version for e in self.endpoints
                     if getattr(e, 'target', None)), default='1.0')
 
-    def _call_endpoint(self, endpoint, method, ctxt, args):
+    def _call_endpoint(self, endpoint, method, incoming, call):
         try:
-            return self._checked_call(endpoint, method, ctxt, args)
+            return self._checked_call(endpoint, method, incoming.ctxt,
+                                      incoming.message.get('args', {}),
+                                      _Envelope(incoming.message.get(
+                                          'version'), call))
         except exception.InvalidRequest as exc:
             _expected(exc)
 
-    def _checked_call(self, endpoint, method, ctxt, args):
+    def _checked_call(self, endpoint, method, ctxt, args, envelope):
         """What oslo.messaging's dispatcher does with a message, with the
         edge check (module docstring) between deserializing and
         calling."""
-        version = self._message.version
-        described = method in schemas.METHODS
-        if described:
-            self.edge.check_message(method, version, args)
+        version = envelope.version
+        if method not in schemas.METHODS:
+            ctxt = self.serializer.deserialize_context(ctxt)
+            return self._serialized(ctxt, getattr(endpoint, method)(
+                ctxt, **self._entities(ctxt, args)))
         ctxt = self.serializer.deserialize_context(ctxt)
-        args = {name: self.serializer.deserialize_entity(ctxt, value)
+        guarded = hasattr(endpoint, 'conf')
+        if guarded:
+            # policy, once: a refused caller is answered before its
+            # arguments are read or checked
+            policy.enforce(endpoint, ctxt, method)
+        # the names of the arguments whose schema waits for their reading
+        read_first = self.edge.check_message(method, version, args)
+        args = self._entities(ctxt, args)
+        args = arguments.read(method, args, received=True)
+        self.edge.check_arguments(method, version, args, read_first)
+        checked = _plugin_checks(endpoint, method, args)
+        serve = getattr(endpoint, 'serve', None)
+        if serve is not None:
+            # the manager takes what was read, checked and authorized
+            # here whole (``edge_request``), and reads nothing again
+            return self._serialized(ctxt, serve(edge_request.EdgeRequest(
+                method, ctxt, args, checked, envelope.call)))
+        # an endpoint of the API without ``serve`` (a test's): its
+        # method less the ``authorize`` check made above
+        func = (policy.unchecked(endpoint, method) if guarded
+                else getattr(endpoint, method))
+        return self._serialized(ctxt, func(ctxt, **args))
+
+    def _entities(self, ctxt, args):
+        return {name: self.serializer.deserialize_entity(ctxt, value)
                 for name, value in args.items()}
-        if described and hasattr(endpoint, 'conf'):
-            # policy, once (``policy.authorized``): a refused caller is
-            # answered before its arguments are read
-            func = policy.authorized(endpoint, method, ctxt)
-        else:
-            func = getattr(endpoint, method)
-        if described:
-            args = arguments.read(method, args, received=True)
-            self.edge.check_arguments(method, version, args)
-            checked = _plugin_checks(endpoint, method, args)
-            serve = getattr(endpoint, 'serve', None)
-            if serve is not None:
-                # the manager takes what was read, checked and authorized
-                # here whole (``edge_request``), and reads nothing again
-                result = serve(edge_request.EdgeRequest(
-                    method, ctxt, args, checked, self._message.deadline))
-                return self.serializer.serialize_entity(ctxt, result)
-        result = func(ctxt, **args)
+
+    def _serialized(self, ctxt, result):
         return self.serializer.serialize_entity(ctxt, result)
+
+
+class _Envelope(typing.NamedTuple):
+    """What ``_checked_call`` needs of a message besides its context and
+    arguments."""
+
+    #: the message's version (None: the caller sent none)
+    version: str
+    #: the server's record of the call (``scheduler.model.call.Call``)
+    call: object
 
 
 #: the target of an endpoint that names none (oslo.messaging's default)

@@ -24,6 +24,6 @@ class EdgeRequest:
     #: what the plugins' checks of a ``select_destinations`` derived
     #: (``scheduler.model.request_state.RequestState``), or None
     checked: object = None
-    #: when the caller stops waiting (``time.monotonic()`` seconds:
-    #: ``scheduler.rpc.late_ack.deadline``), or None
-    deadline: float = None
+    #: the RPC call (``scheduler.model.call.Call``), or None for a caller
+    #: in the same process
+    call: object = None

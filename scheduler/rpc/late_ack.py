@@ -24,7 +24,9 @@ their own, and acknowledge it after the answer:
   would ever build on. A call answered only after its caller surely
   stopped waiting (``replied_too_late``: the broker went away between
   the claim and the reply) gives back the claims it wrote
-  (``release_claims``, with ``scheduler.db.claim_record``).
+  (``release_claims``: the server passes each call a
+  ``scheduler.model.call.Call``, to which the claim adds what it
+  writes).
 * a **cast** is acknowledged once its endpoint returned. An endpoint
   that raises one of the server's ``requeue_once`` exceptions gets its
   message **requeued once**; a message the broker already redelivered
@@ -71,6 +73,7 @@ from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_utils import timeutils
 
 from scheduler import exception
+from scheduler.model import call as model_call
 from scheduler.objects import base as objects_base
 from scheduler.transport import consumer_loop
 from scheduler.transport import wire
@@ -239,7 +242,7 @@ class LateAckServer:
         self.target = target
         self.dispatcher = dispatcher
         self.conf = broker.conf
-        #: called with the ``claim_record.Written`` claims of a call
+        #: called with the ``scheduler.model.call.Written`` claims of a call
         #: answered too late (None: such claims wait for the sweep)
         self.release_claims = release_claims
         self.loop = None
@@ -309,14 +312,13 @@ class LateAckServer:
         caller stopped waiting (``replied_too_late``), the claims the
         call wrote are given back (``release_claims``), since nobody
         will build on them."""
-        # a server's module: clients import this one and load no db code
-        from scheduler.db import claim_record
         if _redelivered(message):
             LOG.info('Call %s delivered again: the worker that took it '
                      'first stopped or died before answering',
                      message.message.get('method'))
-        with claim_record.recording() as written:
-            self._answer(message)
+        call = model_call.Call(deadline=deadline(message))
+        self._answer(message, call)
+        written = call.written
         if not written or self.release_claims is None or \
                 not replied_too_late(message):
             return
@@ -332,12 +334,15 @@ class LateAckServer:
                     message.replied - message.received, released,
                     ', '.join(sorted({w.consumer_uuid for w in written})))
 
-    def _answer(self, message):
+    def _answer(self, message, call):
         """Dispatch a call and reply with its result or its failure, as
         oslo.messaging's ``RPCServer`` does."""
         failure = None
         try:
-            result = self.dispatcher.dispatch(message)
+            if getattr(self.dispatcher, 'takes_call', False):
+                result = self.dispatcher.dispatch(message, call)
+            else:   # oslo.messaging's own dispatcher: no claim is noted
+                result = self.dispatcher.dispatch(message)
         except rpc_dispatcher.ExpectedException as exc:
             failure = exc.exc_info
             LOG.debug('Expected exception during message handling (%s)',

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from scheduler import exception
-from scheduler.db import claim_record
 from scheduler.db import claims
+from scheduler.model import call as model_call
 from scheduler.model import resource_classes as rcs
 
 from .. import fakes
@@ -75,13 +75,16 @@ def test_a_late_calls_claims_are_released_unless_a_repeat_took_them(
     gives back what it wrote (``release_written``), but never claims
     that a repeated request was answered with since: the repeat stamps
     them anew."""
-    with claim_record.recording() as first:
-        claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1'),
-                                    claims.Claim(C2, hosts[1], TINY, 'h2')])
+    first = model_call.Call()
+    claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1'),
+                                claims.Claim(C2, hosts[1], TINY, 'h2')],
+                           call=first)
+    first = first.written
     assert sorted(w.consumer_uuid for w in first) == [C1, C2]
     # the caller retried C1's request alone and got the claim held
-    with claim_record.recording() as repeat:
-        held = claims.held_claims(db, [C1], TINY)
+    repeat = model_call.Call()
+    held = claims.held_claims(db, [C1], TINY, call=repeat)
+    repeat = repeat.written
     assert [c.host for c in held] == ['h1']
     assert [w.consumer_uuid for w in repeat] == [C1]
     assert claims.release_written(db, first) == 2     # C2's two rows
@@ -95,8 +98,10 @@ def test_a_late_calls_claims_are_released_unless_a_repeat_took_them(
 
 
 def test_a_confirmed_claim_is_never_released_as_late(db, hosts):
-    with claim_record.recording() as written:
-        claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')])
+    call = model_call.Call()
+    claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')],
+                           call=call)
+    written = call.written
     claims.sync_host_consumers(db, 'h1', [C1], 600)
     assert claims.release_written(db, written) == 0
     assert len(_rows(db)) == 2
@@ -104,13 +109,15 @@ def test_a_confirmed_claim_is_never_released_as_late(db, hosts):
 
 def test_a_repeat_whose_claims_were_released_meanwhile_is_planned_anew(
         db, hosts, monkeypatch):
-    with claim_record.recording() as written:
-        claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')])
+    call = model_call.Call()
+    claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')],
+                           call=call)
+    written = call.written
     real = claims._restamp
 
-    def released_first(db_, rows, now=None):
+    def released_first(db_, rows, call, now=None):
         claims.release_written(db, written)
-        return real(db_, rows, now)
+        return real(db_, rows, call, now)
     monkeypatch.setattr(claims, '_restamp', released_first)
     assert claims.held_claims(db, [C1], TINY) is None
     assert _rows(db) == []
@@ -120,16 +127,16 @@ def test_a_call_past_its_deadline_claims_nothing(db, hosts):
     """A call its caller stopped waiting for (a worker cut off the
     network takes it up again minutes later) writes no claim, on each
     try: ``CallerGaveUp``."""
-    gone = time.monotonic() - 1
-    with claim_record.recording() as written:
-        with pytest.raises(exception.CallerGaveUp):
-            claims.claim_resources(
-                db, [claims.Claim(C1, hosts[0], TINY, 'h1')], deadline=gone)
-    assert written == [] and _rows(db) == []
+    gone = model_call.Call(deadline=time.monotonic() - 1)
+    with pytest.raises(exception.CallerGaveUp):
+        claims.claim_resources(
+            db, [claims.Claim(C1, hosts[0], TINY, 'h1')], call=gone)
+    assert gone.written == [] and _rows(db) == []
     # a deadline still ahead changes nothing
+    ahead = model_call.Call(deadline=time.monotonic() + 60)
     claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')],
-                           deadline=time.monotonic() + 60)
-    assert len(_rows(db)) == 2
+                           call=ahead)
+    assert len(_rows(db)) == 2 and len(ahead.written) == 1
 
 
 def test_a_stale_delivery_does_not_take_over_the_answered_claims(db, hosts):
@@ -139,16 +146,17 @@ def test_a_stale_delivery_does_not_take_over_the_answered_claims(db, hosts):
     caller's deadline. It must not stamp them as its own, or its late
     reply's release would give back the claims the caller was told of."""
     claims.claim_resources(db, [claims.Claim(C1, hosts[0], TINY, 'h1')])
-    with claim_record.recording() as answered:
-        assert claims.held_claims(db, [C1], TINY) is not None
-    with claim_record.recording() as stale:
-        with pytest.raises(exception.CallerGaveUp):
-            claims.held_claims(db, [C1], TINY,
-                               deadline=time.monotonic() - 1)
-        with pytest.raises(exception.CallerGaveUp):
-            claims.claim_resources(
-                db, [claims.Claim(C1, hosts[1], TINY, 'h2')],
-                if_held=lambda: None, deadline=time.monotonic() - 1)
+    answered = model_call.Call()
+    assert claims.held_claims(db, [C1], TINY, call=answered) is not None
+    answered = answered.written
+    late = model_call.Call(deadline=time.monotonic() - 1)
+    with pytest.raises(exception.CallerGaveUp):
+        claims.held_claims(db, [C1], TINY, call=late)
+    with pytest.raises(exception.CallerGaveUp):
+        claims.claim_resources(
+            db, [claims.Claim(C1, hosts[1], TINY, 'h2')], call=late,
+            unless_held=True)
+    stale = late.written
     assert stale == []
     assert claims.release_written(db, stale) == 0
     # the answered delivery still owns them

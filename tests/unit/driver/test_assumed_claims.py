@@ -25,16 +25,16 @@ class _SlowClaims:
         self.calls = 0
         monkeypatch.setattr(claims, 'claim_resources', self)
 
-    def __call__(self, database, planned, *args):
+    def __call__(self, database, planned, *args, **kwargs):
         self.calls += 1
         if self.calls > 1:
-            return self.real(database, planned, *args)
+            return self.real(database, planned, *args, **kwargs)
         self.entered.set()
         assert self.release.wait(10)
         if self.lose:
             raise exception.ClaimConflict(provider=planned[0].provider_id,
                                           resource_class='VCPU')
-        return self.real(database, planned, *args)
+        return self.real(database, planned, *args, **kwargs)
 
 
 def _first_request(driver, results):

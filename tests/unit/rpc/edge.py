@@ -26,7 +26,7 @@ def send(endpoint, method, cast=True, version='1.3', ctxt=CTXT, **args):
         ctxt=serializer.serialize_context(ctxt),
         reply_q=None if cast else 'reply', client_timeout=None)
     try:
-        result = worker._dispatch(incoming)
+        result = worker.dispatch(incoming)
     except rpc_dispatcher.ExpectedException as wrapped:
         if cast:
             return None

@@ -12,7 +12,6 @@ import oslo_messaging
 from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 from oslo_utils import timeutils
 
-from scheduler.db import claim_record
 from scheduler import exception
 from scheduler.rpc import messaging
 from scheduler.rpc import late_ack
@@ -157,16 +156,26 @@ def test_caller_gave_up_when_older_than_all_its_caller_waits():
 
 
 class _Claimer:
-    """Writes one claim per call (noted as ``claims.claim_resources``
-    notes it), answering after ``delay`` seconds."""
+    """Answers after ``delay`` seconds."""
 
     def __init__(self, delay):
         self.delay = delay
 
     def place(self, ctxt, consumer=None):
-        claim_record.note({(consumer, 7)}, timeutils.utcnow())
         time.sleep(self.delay)
         return 'h1'
+
+
+class _ClaimingDispatcher(rpc_dispatcher.RPCDispatcher):
+    """Notes one claim per call in the server's record of it, as
+    ``claims.claim_resources`` does, then dispatches."""
+
+    takes_call = True
+
+    def dispatch(self, incoming, call):
+        call.wrote({(incoming.message['args']['consumer'], 7)},
+                   timeutils.utcnow())
+        return super().dispatch(incoming)
 
 
 def test_the_claims_of_a_call_answered_too_late_are_given_back(
@@ -176,7 +185,7 @@ def test_the_claims_of_a_call_answered_too_late_are_given_back(
     server = messaging.server(
         transport.conf, transport,
         oslo_messaging.Target(topic='decisions', server='w1'),
-        rpc_dispatcher.RPCDispatcher(
+        _ClaimingDispatcher(
             [_Claimer(delay=1.6)], messaging.get_serializer()),
         late_ack.CallServer)
     server.release_claims = released.append
