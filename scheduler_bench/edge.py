@@ -2,9 +2,9 @@
 
 No database, no broker: a message of the bench's mix is serialized as a
 client sends it, then a worker's edge handles it as the dispatcher does
-(``scheduler.rpc.validation.EdgeCheck``: the structure walk on the raw
-arguments, deserializing, ``scheduler.rpc.arguments.read``, the method's
-schema; for a request also the enabled plugins' own checks,
+(``scheduler.rpc.validation.EdgeCheck``: the structure walk and the
+method's schema on the raw arguments, deserializing,
+``scheduler.rpc.arguments.read``; for a request also the enabled plugins' own checks,
 ``scheduler.driver.plugins.RequestChecks``, with the default filters and
 weighers), for ``select_destinations`` (a RequestSpec of the mix) and
 ``update_resource_stats`` (a tracker's report: as a dict of fields, and as
@@ -110,9 +110,9 @@ def run(options):
             _read(ctxt, serializer, method, message)
 
         def whole_edge():
-            edge.check_message(method, '1.3', message)
+            read_first = edge.check_message(method, '1.3', message)
             args = _read(ctxt, serializer, method, message)
-            edge.check_arguments(method, '1.3', args)
+            edge.check_arguments(method, '1.3', args, read_first)
             if method == 'select_destinations':
                 plugin_checks(args['spec_obj'])
         read_us = _cpu_us(read_only, rounds, per_round)

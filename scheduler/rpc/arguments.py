@@ -12,11 +12,10 @@ cannot be read raises ``InvalidField`` naming it:
   empty flavor; unset fields get their defaults;
 * a tracker report: ``name`` and ``stats`` into a ComputeNode
   (``ComputeNode.from_stats``; the one the serializer built from the
-  message is completed in place, not copied), whose fields the tracker
-  did not send (set to their defaults by the reading) are named in its
-  ``DEFAULTED`` attribute: the schema sees what was sent,
-  so that a report leaving out its capacity is refused, not read as
-  zero;
+  message is completed in place, not copied), its unsent fields set to
+  their defaults: the schema was applied before, to the fields the
+  tracker sent (``scheduler.rpc.validation``), so that a report leaving
+  out its capacity is refused, not read as zero;
 * ``aggregates``, ``instance_info``: one object or a list of them, each
   complete.
 """
@@ -25,11 +24,6 @@ from scheduler import exception
 from scheduler.model import names
 from scheduler import objects
 from scheduler.objects import nova_compat
-
-#: the attribute of a read report naming the fields its reading set to
-#: their defaults (``validation.view`` leaves them out)
-DEFAULTED = '_defaulted'
-
 
 def request_spec(spec_obj):
     if spec_obj is None:
@@ -55,20 +49,7 @@ def report(name, stats, received=False):
     """The ComputeNode of a report of ``stats`` under ``name``;
     ``received``: as ``read``."""
     host, node = names.parse_name(name)
-    sent = _sent_fields(stats)
-    node_obj = objects.ComputeNode.from_stats(host, node, stats,
-                                              adopt=received)
-    setattr(node_obj, DEFAULTED, frozenset(node_obj.fields) - sent)
-    return node_obj
-
-
-def _sent_fields(stats):
-    """The ComputeNode fields a report's ``stats`` carries."""
-    if isinstance(stats, objects.ComputeNode):
-        return stats.obj_set_fields()
-    if nova_compat.is_envelope(stats):
-        stats = nova_compat.unwrap(stats)
-    return set(stats) if isinstance(stats, dict) else set()
+    return objects.ComputeNode.from_stats(host, node, stats, adopt=received)
 
 
 def object_list(value, cls, field):

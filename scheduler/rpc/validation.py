@@ -26,42 +26,44 @@ the caller's value cut to a few hundred characters
    plain dict the method's schema module lists in ``RAW_OBJECTS``
    counts as that object). It walks iteratively, so no message can raise a
    RecursionError, and it guards the schema validator against huge input;
-2. the dispatcher deserializes the arguments and reads them into what the
+2. then, still on the raw message, the method's JSON Schema for that
+   version (``scheduler.rpc.schemas``) in one pass of a maintained
+   validator, ``jsonschema_rs`` (doc/source/decisions/validator.rst):
+   an object primitive's data is checked as the object's fields
+   (``scheduler.rpc.schemas.wire``), which are the fields its sender set
+   (a report leaving out its capacity is refused, not read as zero),
+   the project's string keywords are the validator's formats, and its
+   value keywords (``scheduler.rpc.schemas.keywords``) run once the
+   schema passed, on the few values they name. A nova RequestSpec's
+   fields are nova's: its schema waits for step 4, and ``check_message``
+   returns the names of such arguments;
+3. the dispatcher deserializes the arguments and reads them into what the
    manager takes (``scheduler.rpc.arguments``);
-3. ``check_arguments(method, version, args)`` applies the method's JSON
-   Schema for that version (``scheduler.rpc.schemas``) to the arguments'
-   ``view``: objects as the mappings of their set fields (a report's
-   ComputeNode without the defaults its reading filled in:
-   ``scheduler.rpc.arguments.report``). Cross-field
-   rules are the schema keywords of ``scheduler.rpc.schemas.keywords``.
-   The schema runs first as a predicate (``scheduler.rpc.schemas.
-   compiled``, a fraction of jsonschema's cost); only arguments it finds
-   invalid go through jsonschema, which finds and words the error (and is
-   the reference: should it find none, the arguments pass and the
-   disagreement is logged as an error).
+4. ``check_arguments(method, version, args, names)`` applies the schema
+   to the read arguments ``names`` (all of them by default: the objects
+   an in-process caller hands over), on their primitives.
 
 ``limits`` is the ``[limits]`` option group (``conf.limits``) or any object
 with the same attributes. ``order_stamp`` orders casts by their send time.
 """
 
 import functools
+import json
 import math
 import re
 
-import jsonschema
-from oslo_log import log as logging
-from oslo_utils import uuidutils
+import jsonschema_rs
 from oslo_versionedobjects import fields as ovo_fields
 
 from scheduler import exception
 from scheduler.model import names
 from scheduler.objects import base
-from scheduler.rpc import arguments
+from scheduler.objects import nova_compat
 from scheduler.rpc import schemas
-from scheduler.rpc.schemas import compiled
+from scheduler.rpc.schemas import errors as schema_errors
 from scheduler.rpc.schemas import keywords
+from scheduler.rpc.schemas import wire
 
-LOG = logging.getLogger(__name__)
 _OBJ_NAME = 'scheduler_object.name'
 _OBJ_DATA = 'scheduler_object.data'
 # Values stored in BIGINT columns and numpy int64 columns.
@@ -357,120 +359,87 @@ _CONTAINERS = (dict, list, tuple)
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
-DEFAULTED = arguments.DEFAULTED
-
-
-def _set_field(obj, name, missing):
-    """The value of field ``name`` of object ``obj`` as ``view`` reads
-    it, ``missing`` if it is not set (or not a field)."""
-    if name in obj.fields and obj.obj_attr_is_set(name) and \
-            name not in getattr(obj, DEFAULTED, ()):
-        return getattr(obj, name)
-    return missing
-
-
-def _set_fields(obj):
-    """(name, value) of the set fields of object ``obj``, as ``view``."""
-    return obj.obj_set_items(getattr(obj, DEFAULTED, ()))
-
-
-class View(dict):
-    """An argument as its schema sees it: a dict whose items are also
-    attributes, so a model rule reading ``spec.flavor.vcpus`` reads a
-    view as it reads the object."""
-
-    __slots__ = ()
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-def view(value):
-    """Plain data of an argument: an object is the View of its set
-    fields, lists and dicts are copied, anything else is itself."""
-    if type(value) in _PLAIN:
-        return value
+def _primitive(value):
+    """A read argument as it travels: objects as their primitives."""
     if isinstance(value, base.SchedulerObject):
-        return View([(name, item if type(item) in _PLAIN else view(item))
-                     for name, item in _set_fields(value)])
-    if isinstance(value, dict):
-        return View([(key, item if type(item) in _PLAIN else view(item))
-                     for key, item in value.items()])
+        return value.obj_to_primitive()
     if isinstance(value, (list, tuple)):
-        return [item if type(item) in _PLAIN else view(item)
-                for item in value]
+        return [_primitive(item) for item in value]
     return value
 
 
-_FORMATS = jsonschema.FormatChecker(formats=())
-_FORMATS.checks('uuid')(uuidutils.is_uuid_like)
-_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
-    'array', lambda checker, value: isinstance(value, (list, tuple)))
+def _as_lists(args, names):
+    """``args`` with the one object of each of ``names`` as a list of
+    one, as reading it makes it (errors name ``aggregates[0].uuid``)."""
+    single = {name: [args[name]] for name in names
+              if name in args and not isinstance(args[name], (list, tuple))}
+    return dict(args, **single) if single else args
 
 
-def _field(error):
-    """The field an error names: the argument, then ``.key`` or
-    ``[index]`` per step; a missing property is named too."""
-    if getattr(error, 'field', None):
-        return error.field
-    steps = list(error.absolute_path)
-    if error.validator == 'required':
-        steps.append(next(name for name in error.validator_value
-                          if name not in error.instance))
-    field = str(steps[0]) if steps else 'args'
-    for step in steps[1:]:
-        field += '[%d]' % step if isinstance(step, int) else '.%s' % step
-    return field
+def _jsonable(value):
+    """``value`` with what no JSON holds (a datetime an in-process caller
+    put in a dict ...) as text, for the validator, which takes JSON's
+    types only; never needed for a message off the wire."""
+    return json.loads(json.dumps(value, default=str))
 
 
-_REASONS = {
-    'required': lambda e: 'missing',
-    'type': lambda e: 'expected %s, got %s' % (
-        ' or '.join(e.validator_value) if isinstance(
-            e.validator_value, list) else e.validator_value,
-        type(e.instance).__name__),
-    'format': lambda e: 'not a UUID: %s' % exception.echo(e.instance),
-    'minimum': lambda e: 'must be at least %s' % e.validator_value,
-    'maximum': lambda e: 'must be at most %s, got %s' % (
-        e.validator_value, exception.echo(e.instance)),
-    'exclusiveMinimum': lambda e: 'must be positive, got %s' % (
-        exception.echo(e.instance),),
-    'minLength': lambda e: 'must not be empty',
-    'maxLength': lambda e: 'longer than %d characters' % (
-        e.validator_value),
-    'minItems': lambda e: 'needs at least %d item(s)' % e.validator_value,
-    'maxItems': lambda e: 'at most %d items' % e.validator_value,
-    'enum': lambda e: 'expected one of %s, got %s' % (
-        ', '.join(map(str, e.validator_value)), exception.echo(e.instance)),
-}
+class _SchemaCheck:
+    """One method's schema at one version, as ``jsonschema_rs`` runs it
+    (``scheduler.rpc.schemas.wire``), for the arguments ``names`` only
+    (None: all of them)."""
+
+    def __init__(self, schema, names, rules):
+        if names is not None:
+            schema = dict(schema, required=[
+                name for name in schema.get('required', ()) if name in names],
+                properties={name: sub if name in names else True
+                            for name, sub in schema['properties'].items()})
+        self.wire = wire.derive(schema)
+        self.accepted = list(schema['properties'])
+        self.rules = rules
+        self._validator = jsonschema_rs.Draft202012Validator(
+            self.wire.schema, formats=_FORMATS, validate_formats=True)
+
+    def __call__(self, args):
+        """Raise InvalidField for the first problem of ``args``: the
+        validator's one walk, then the value rules on the values they
+        name (``wire.run_rules``)."""
+        try:
+            valid = self._validator.is_valid(args)
+        except ValueError:
+            args = _jsonable(args)
+            valid = self._validator.is_valid(args)
+        if not valid:
+            raise self._first_error(args)
+        for name in self.accepted:
+            if name in args:
+                found = wire.run_rules(self.wire.rules, self.rules, name,
+                                       args[name])
+                if found is not None:
+                    raise _rule_error(*found)
+
+    def _first_error(self, args):
+        """The error of the first argument (in the schema's order) that
+        has one: the one a reader of the message meets first."""
+        order = {name: index for index, name in enumerate(self.accepted)}
+        errors = list(self._validator.iter_errors(args))
+        error = min(errors, key=lambda e: order.get(
+            e.instance_path[0] if e.instance_path else None, -1))
+        return schema_errors.invalid_field(error, self.wire.schema)
 
 
-def _deepest(error):
-    """Of an error of ``anyOf`` without its own reason, the sub-error
-    that went deepest into the value: the one that names the field."""
-    while error.validator in ('anyOf', 'oneOf') and error.context and \
-            not error.schema.get('x-reason'):
-        error = max(error.context, key=lambda e: len(e.absolute_path))
-    return error
+def _rule_error(path, problem):
+    if problem.field:
+        return _invalid(problem.field, problem.reason)
+    return _invalid(schema_errors.field_name(path + tuple(problem.path)),
+                    problem.reason)
 
 
-def _reason(error):
-    custom = error.schema.get('x-reason') if isinstance(
-        error.schema, dict) else None
-    if custom:
-        return '%s, got %s' % (custom, exception.echo(error.instance))
-    explain = _REASONS.get(error.validator)
-    return explain(error) if explain else error.message
-
-
+#: format -> predicate, for the validator (``keywords.FORMATS`` word them)
+_FORMATS = {name: (lambda reason: lambda value: reason(value) is None)(
+    reason) for name, reason in keywords.FORMATS.items()}
 #: (method, version) pairs whose schema ``EdgeCheck`` keeps at hand
 _MAX_CHOSEN = 256
-#: how a compiled predicate reads the arguments before ``view``
-_OBJECTS = compiled.Objects(record=base.SchedulerObject, get=_set_field,
-                            items=_set_fields, view=view)
 
 
 class EdgeCheck:
@@ -478,39 +447,35 @@ class EdgeCheck:
 
     def __init__(self, limits):
         self.limits = limits
-        functions = keywords.build(limits)
-        self._validator_cls = jsonschema.validators.extend(
-            jsonschema.Draft202012Validator, functions,
-            type_checker=_TYPES)
-        self._validators = {}
-        self._compiler = compiled.Compiler(
-            functions, formats={'uuid': uuidutils.is_uuid_like},
-            objects=_OBJECTS)
-        # compiled now: a schema the compiler cannot check fails loudly
-        for method in schemas.METHODS:
-            for schema in schemas.versions(method).values():
-                self._compiler.compile(schema)
+        self._rules = keywords.build(limits)
+        self._checks = {}
         self._chosen = {}
+        # built now: a schema the validator cannot take fails at start-up
+        for method in schemas.METHODS:
+            for version in schemas.versions(method):
+                self._check(method, version)
 
-    def _schema(self, method, version):
-        """(schema, its predicate, its arguments, RAW_OBJECTS) of
-        ``method`` at ``version``, looked up once."""
-        key = (method, version)
+    def _check(self, method, version, names=None):
+        """The ``_SchemaCheck`` of ``method`` at ``version`` for
+        ``names``, built once per schema."""
+        key = (method, version, names)
         try:
             return self._chosen[key]
         except KeyError:
             pass
         schema = schemas.schema_for(method, version)
-        chosen = (schema, self._compiler.compile(schema),
-                  list(schema['properties']),
-                  schemas.raw_objects(method))
+        built_key = (id(schema), names)
+        check = self._checks.get(built_key)
+        if check is None:
+            check = self._checks.setdefault(built_key, _SchemaCheck(
+                schema, names, self._rules))
         if len(self._chosen) >= _MAX_CHOSEN:
             self._chosen.clear()    # many spellings of versions
-        return self._chosen.setdefault(key, chosen)
+        return self._chosen.setdefault(key, check)
 
     def accepted(self, method, version):
         """The arguments ``method`` takes, in order."""
-        return list(self._schema(method, version)[2])
+        return list(self._check(method, version).accepted)
 
     def check_envelope(self, method, version, ctxt):
         """Step 0 (module doc): the method name, the version, the
@@ -530,44 +495,40 @@ class EdgeCheck:
             raise _invalid(*problem)
 
     def check_message(self, method, version, args):
-        """Step 1 (module doc), on the raw arguments."""
+        """Steps 1 and 2 (module doc), on the raw arguments. Returns the
+        names of the arguments whose schema applies once they are read
+        (``check_arguments``): a nova RequestSpec, whose fields are
+        not this scheduler's."""
         if not isinstance(args, dict):
             raise _invalid('args', 'expected a dict')
-        _schema, _predicate, accepted, raw = self._schema(method, version)
+        whole = self._check(method, version)
+        raw = schemas.raw_objects(method)
         limits = _Limits(self.limits)
         for name, value in args.items():
-            if name not in accepted:
+            if name not in whole.accepted:
                 raise _invalid(name, 'unknown argument (accepted: %s)' %
-                               ', '.join(accepted))
+                               ', '.join(whole.accepted))
             check_structure(value, name, limits, raw.get(name))
+        read_first = frozenset(name for name, value in args.items()
+                               if nova_compat.is_nova_request_spec(value))
+        args = _as_lists(args, schemas.one_or_list(method))
+        if read_first:
+            self._check(method, version,
+                        frozenset(whole.accepted) - read_first)(args)
+        else:
+            whole(args)
+        return read_first
 
-    def check_arguments(self, method, version, args):
-        """Step 3 (module doc), on the arguments as read."""
-        failure = None
-        try:
-            if self._schema(method, version)[1](args):
-                return
-        except Exception as exc:
-            failure = exc
-        error = next(self._validator(method, version).iter_errors(
-            view(args)), None)
-        if error is not None:
-            error = _deepest(error)
-            raise _invalid(_field(error), _reason(error))
-        LOG.error('%(method)s %(version)s: the compiled schema refused '
-                  'arguments jsonschema accepts (%(failure)s); accepted. '
-                  'This is a bug of scheduler.rpc.schemas.compiled.',
-                  {'method': method, 'version': version,
-                   'failure': repr(failure) if failure else 'invalid'})
-
-    def _validator(self, method, version):
-        key = (method, version)
-        try:
-            return self._validators[key]
-        except KeyError:
-            return self._validators.setdefault(key, self._validator_cls(
-                schemas.schema_for(method, version),
-                format_checker=_FORMATS))
+    def check_arguments(self, method, version, args, names=None):
+        """Step 4 (module doc): the read arguments ``names`` (a set;
+        None: all, as an in-process caller hands them over) against the
+        schema, on their primitives."""
+        if names is not None and not names:
+            return
+        names = None if names is None else frozenset(names)
+        self._check(method, version, names)({
+            name: _primitive(value) for name, value in args.items()
+            if names is None or name in names})
 
 
 def order_stamp(ctxt):

@@ -67,3 +67,9 @@ def schema_for(method, version):
 def raw_objects(method):
     """``{argument: object name}``: plain dicts read as that object."""
     return getattr(module(method), 'RAW_OBJECTS', {})
+
+
+def one_or_list(method):
+    """The arguments of ``method`` that may hold one object or a list:
+    one is read, and checked, as a list of one."""
+    return getattr(module(method), 'ONE_OR_LIST', ())

@@ -1,11 +1,12 @@
 """Schema fragments several methods share: ids, names, objects' fields.
 
 Plain dicts of JSON Schema (draft 2020-12) plus this project's keywords
-(``scheduler.rpc.schemas.keywords``). They describe an argument *after*
-it was read from the wire: an object is the mapping of its fields that
-are set (``validation.view``), a timestamp a ``datetime``. Generic limits
-(depth, sizes, non-finite numbers, 64-bit integers, fractional values
-for integer fields) are checked before, on the raw message, by
+(``scheduler.rpc.schemas.keywords``). They describe an argument as it
+arrives: an object is the mapping of the fields its sender set (on the
+wire, the data of its primitive: ``scheduler.rpc.schemas.wire``), a
+timestamp ISO 8601 text. Generic limits (depth, sizes, non-finite
+numbers, 64-bit integers, fractional values for integer fields) are
+checked before, on the same raw message, by
 ``validation.check_structure``.
 """
 
@@ -46,6 +47,14 @@ TRACKER_NAME = {
                      'items': HOST}],
     'x-reason': 'expected a host name or a [host, node] pair of names '
                 '(%s)' % names.RULE,
+}
+#: a report's ``host`` or ``[host, node]``: a part of a pair that is no
+#: name is named itself (``name[1]``), as reading the report names it
+REPORT_NAME = {
+    'if': {'type': 'array'},
+    'then': {'minItems': 2, 'maxItems': 2, 'items': HOST,
+             'x-reason': 'expected a [host, node] pair of names'},
+    'else': dict(HOST, **{'x-reason': TRACKER_NAME['x-reason']}),
 }
 
 FLAVOR = {
@@ -111,9 +120,12 @@ LOCALITY_RULE = {
 #: hints whose values are instance UUIDs (SameHost/DifferentHost filters)
 UUID_HINTS = ('same_host', 'different_host')
 
+#: ``num_instances`` left out is 1; ``flavor`` left out is refused when
+#: reading the request, unless it asks for resource groups alone (an
+#: empty flavor then: ``scheduler.rpc.arguments``)
 REQUEST_SPEC = {
     'type': 'object',
-    'required': ['flavor', 'num_instances'],
+    'x-object': 'RequestSpec',
     'properties': {
         'num_instances': {'type': 'integer', 'minimum': 1,
                           'limitMaximum': 'max_instances_per_request'},
@@ -142,6 +154,7 @@ RATIO_KEYS = ('cpu_allocation_ratio', 'ram_allocation_ratio',
 
 AGGREGATE = {
     'type': 'object',
+    'x-object': 'Aggregate',
     'required': ['uuid'],
     'properties': {
         'uuid': UUID,
@@ -157,6 +170,7 @@ AGGREGATE = {
 
 INSTANCE_INFO = {
     'type': 'object',
+    'x-object': 'InstanceInfo',
     'required': ['uuid'],
     'properties': {
         'uuid': UUID,
@@ -169,8 +183,8 @@ INSTANCE_INFO = {
 _RATIO = {'type': ['number', 'null'], 'minimum': 0,
           'maximum': keywords.MAX_ALLOCATION_RATIO}
 
-#: a tracker's report, read into a ComputeNode: the fields it sent (the
-#: defaults its reading filled in are not seen here)
+#: a tracker's report: the fields it sent (read into a ComputeNode
+#: afterwards, the others at their defaults)
 COMPUTE_NODE = {
     'type': 'object',
     'properties': {

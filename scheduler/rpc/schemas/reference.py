@@ -31,12 +31,14 @@ is checked against the ``[limits]`` options (nesting depth, list and
 string lengths, number of values) and for non-finite or out-of-range
 numbers, invalid unicode and fractional values of integer fields.
 
-The schemas describe the arguments as read: an object is the mapping of
-its fields that are set, a nova RequestSpec primitive is read into a
-RequestSpec first, and a tracker's ``stats`` into a ComputeNode (the
-fields the tracker sent: the defaults the reading fills in are not seen,
-so a report that leaves out its capacity is refused, never read as
-zero).
+The schemas describe the arguments as they arrive, and are applied to
+the message as it arrives, in one pass of the validator (jsonschema-rs):
+an object is the mapping of the fields its sender set (on the wire, the
+data of its primitive), a timestamp ISO 8601 text, and a tracker's
+``stats`` the fields the tracker sent (a report that leaves out its
+capacity is refused, never read as zero). A nova RequestSpec primitive,
+whose fields are nova's, is read into a RequestSpec first and checked
+as one.
 
 Before any of that, the envelope: only the methods below can be called
 (an attribute of the endpoint such as ``conf`` or ``stop`` is an unknown

@@ -15,3 +15,6 @@ V1_2 = {
 }
 
 SCHEMAS = {'1.2': V1_2}
+
+#: one object or a list of them: one is read (and checked) as a list of one
+ONE_OR_LIST = ('instance_info',)

@@ -1,9 +1,10 @@
 """update_resource_stats (cast, since 1.0): a tracker's report.
 
 ``name`` is ``host`` or ``[host, node]``; ``stats`` a dict of ComputeNode
-fields (a plain dict, a ComputeNode, or nova's ComputeNode primitive),
-read into a ComputeNode before this schema applies
-(``ComputeNode.from_stats``, which also checks the generic inventory).
+fields (a plain dict, a ComputeNode, or nova's ComputeNode primitive).
+The schema applies to the fields the tracker sent, as they arrive; the
+report is read into a ComputeNode afterwards (``ComputeNode.from_stats``,
+which also checks the generic inventory).
 """
 
 from scheduler.rpc.schemas import common
@@ -12,7 +13,7 @@ V1_0 = {
     'type': 'object',
     'required': ['name', 'stats'],
     'properties': {
-        'name': common.TRACKER_NAME,
+        'name': common.REPORT_NAME,
         'stats': common.COMPUTE_NODE,
     },
 }

@@ -1,0 +1,215 @@
+"""The schemas as the validator runs them: on the message as it arrives.
+
+The schemas of ``scheduler.rpc.schemas`` say what each argument holds,
+field by field; an object arrives as oslo.versionedobjects' primitive,
+``{'scheduler_object.name': ..., 'scheduler_object.data': {field:
+value}}`` (nova's: ``nova_object.``), whose data holds exactly the fields
+the sender set. ``derive(schema)`` returns a ``Wire``:
+
+* ``schema``: the same schema for the primitive: each object schema
+  applies to a mapping as it is, or to the data of an object primitive
+  (``if``/``then``/``else``, so an error inside still names its field);
+  the project's string keywords become formats and its key keywords
+  ``propertyNames`` of a format (``keywords``); an object schema naming
+  ``x-object`` takes that object's primitive only (a plain mapping is
+  refused);
+* ``rules``: ``(where, keyword, value)`` of the project's value
+  keywords, run by ``run_rules`` once the schema has passed: ``where`` is
+  the path of the value it judges, ``'*'`` standing for each item of a
+  list or each value of a mapping. A value keyword inside ``anyOf``,
+  ``oneOf``, ``not``, ``then`` or ``else`` (which branch holds is not
+  known after the fact) raises ``ValueError`` here, at start-up.
+
+``Fields(data)`` is an object primitive's data (or a mapping) as the
+model's rules read a request: a dict whose items are also attributes,
+with each nested object primitive seen as its data, as it is read
+(no copy of the message is made beforehand).
+
+>>> derive({'type': 'object', 'properties': {'n': {'name': True}},
+...         'claimsSomething': True}).rules
+[((), 'claimsSomething', True)]
+"""
+
+import collections
+
+from scheduler.rpc.schemas import keywords
+
+#: where an object primitive keeps its fields (ours, then nova's)
+DATA_KEYS = ('scheduler_object.data', 'nova_object.data')
+#: an error's path step that is no field (dropped when naming it)
+ENVELOPE_STEPS = frozenset(DATA_KEYS)
+_RULES = frozenset(keywords.build(None))
+_BRANCHES = ('anyOf', 'oneOf')
+#: keywords holding one schema that may or may not apply
+_CONDITIONAL = ('not', 'then', 'else')
+
+Wire = collections.namedtuple('Wire', 'schema rules')
+
+
+def derive(schema):
+    """The ``Wire`` of a schema of ``scheduler.rpc.schemas``."""
+    rules = []
+    return Wire(_derive(schema, (), rules, False), rules)
+
+
+def _derive(node, where, rules, branch):
+    if not isinstance(node, dict):
+        return node
+    out, formats = {}, []
+    for key, value in node.items():
+        if key in keywords.STRING_KEYWORDS:
+            if value:
+                formats.append(keywords.STRING_KEYWORDS[key])
+        elif key in keywords.KEY_KEYWORDS:
+            if value:
+                out['propertyNames'] = {
+                    'format': keywords.KEY_KEYWORDS[key]}
+        elif key in _RULES:
+            if branch:
+                raise ValueError('value keyword %s in a branch (anyOf, '
+                                 'oneOf, not, then, else) at %s' % (
+                                     key, '.'.join(map(str, where))))
+            if value:
+                rules.append((where, key, value))
+        elif key == 'properties':
+            out[key] = {name: _derive(sub, where + (name,), rules, branch)
+                        for name, sub in value.items()}
+        elif key in ('items', 'additionalProperties'):
+            out[key] = _derive(value, where + ('*',), rules, branch)
+        elif key in _BRANCHES:
+            out[key] = [_derive(sub, where, rules, True) for sub in value]
+        elif key in _CONDITIONAL:
+            out[key] = _derive(value, where, rules, True)
+        elif key == 'format':
+            formats.insert(0, value)
+        else:
+            out[key] = value
+    _add_formats(out, formats)
+    return _enveloped(out) if _of_objects(out) else out
+
+
+def _add_formats(schema, formats):
+    """A string keyword checks strings: a value of another type (which
+    reading would turn into a string) is refused."""
+    if not formats:
+        return
+    schema.setdefault('type', 'string')
+    schema['format'] = formats[0]
+    if len(formats) > 1:
+        schema['allOf'] = [{'format': name} for name in formats[1:]]
+
+
+def _of_objects(schema):
+    types = schema.get('type')
+    types = types if isinstance(types, list) else [types]
+    return 'object' in types or (
+        types == [None] and ('properties' in schema or 'required' in schema))
+
+
+def _enveloped(schema):
+    """``schema`` of a mapping, applied to the data of an object
+    primitive when the value is one; with ``x-object`` (an object's
+    name), anything but such a primitive is refused."""
+    wrapped = schema
+    if 'x-object' in schema:
+        wrapped = {'not': True, 'x-expected': schema['x-object']}
+    for data in reversed(DATA_KEYS):
+        wrapped = {
+            'if': {'type': 'object', 'required': [data]},
+            'then': {'properties': {data: schema}},
+            'else': wrapped,
+        }
+    return wrapped
+
+
+def fields_of(value):
+    """The fields of an object primitive (its data), else ``value``."""
+    if type(value) is dict:
+        for key in DATA_KEYS:
+            data = value.get(key)
+            if data is not None:
+                return data
+    return value
+
+
+class Fields(dict):
+    """A mapping (an object primitive's data) as a rule reads it: items
+    are also attributes, nested object primitives their fields."""
+
+    __slots__ = ()
+
+    def __getitem__(self, name):
+        return _seen(dict.__getitem__(self, name))
+
+    def get(self, name, default=None):
+        return _seen(dict.get(self, name, default))
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def values(self):
+        return [_seen(item) for item in dict.values(self)]
+
+    def items(self):
+        return [(key, _seen(item)) for key, item in dict.items(self)]
+
+    def __iter__(self):
+        return dict.__iter__(self)
+
+
+class _Items(list):
+    """A list as a rule reads it: object primitives as their fields."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index):
+        return _seen(list.__getitem__(self, index))
+
+    def __iter__(self):
+        return (_seen(item) for item in list.__iter__(self))
+
+
+def _seen(value):
+    if type(value) is dict:
+        return Fields(fields_of(value))
+    if type(value) in (list, tuple):
+        return _Items(value)
+    return value
+
+
+def run_rules(rules, functions, name, value):
+    """The first ``Problem`` of the ``rules`` (of ``derive``) on argument
+    ``name``'s ``value``, as ``(path, Problem)``, else None. Reads only the
+    values the rules name."""
+    for where, keyword, setting in rules:
+        if where[0] != name:
+            continue
+        for path, instance in _located(value, where[1:], (name,)):
+            problem = functions[keyword](setting, _seen(instance))
+            if problem is not None:
+                return path, problem
+    return None
+
+
+def _located(value, steps, path):
+    """(path, value) of every value ``steps`` reach from ``value``."""
+    if not steps:
+        yield path, value
+        return
+    value = fields_of(value)
+    step, rest = steps[0], steps[1:]
+    if step != '*':
+        if isinstance(value, dict) and step in value:
+            yield from _located(value[step], rest, path + (step,))
+        return
+    if isinstance(value, dict):
+        pairs = value.items()
+    elif isinstance(value, (list, tuple)):
+        pairs = enumerate(value)
+    else:
+        return
+    for key, item in pairs:
+        yield from _located(item, rest, path + (key,))
