@@ -2,7 +2,8 @@
 
 Gathers the options of every ``scheduler.conf`` module. The options of
 oslo.messaging, oslo.db and oslo.log are listed under their own generator
-namespaces (see ``etc/scheduler/scheduler-config-generator.conf``).
+namespaces (see ``etc/scheduler/scheduler-config-generator.conf``), less
+the two groups oslo.messaging does not publish (``messaging.BORROWED``).
 """
 
 import collections
@@ -11,6 +12,7 @@ from scheduler.conf import database
 from scheduler.conf import filter_scheduler
 from scheduler.conf import heartbeat
 from scheduler.conf import limits
+from scheduler.conf import messaging
 from scheduler.conf import metrics
 from scheduler.conf import nova
 from scheduler.conf import pci
@@ -24,7 +26,7 @@ from scheduler.conf import upgrade_levels
 _MODULES = (service, heartbeat, scheduler_group, filter_scheduler, solver,
             metrics,
             pci, prometheus, upgrade_levels, database, limits, nova,
-            placement_feed)
+            placement_feed, messaging)
 
 
 def list_opts():

@@ -41,10 +41,6 @@ KNOWN = {
     '_type': 'oslo.versionedobjects fields',
     'module oslo_messaging._drivers.amqpdriver':
         "oslo.messaging's logger, filtered (rpc/log_filters.py)",
-    'module oslo_messaging._metrics.client':
-        'oslo.messaging options registered on cfg.CONF only',
-    'module oslo_messaging._tracing.client':
-        'oslo.messaging options registered on cfg.CONF only',
 }
 
 
