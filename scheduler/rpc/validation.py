@@ -397,6 +397,9 @@ class _SchemaCheck:
         self.wire = wire.derive(schema)
         self.accepted = list(schema['properties'])
         self.rules = rules
+        self._argument_rules = [
+            (name, found) for name, found in wire.rules_by_argument(
+                self.wire.rules).items()]
         self._validator = jsonschema_rs.Draft202012Validator(
             self.wire.schema, formats=_FORMATS, validate_formats=True)
 
@@ -411,10 +414,9 @@ class _SchemaCheck:
             valid = self._validator.is_valid(args)
         if not valid:
             raise self._first_error(args)
-        for name in self.accepted:
+        for name, rules in self._argument_rules:
             if name in args:
-                found = wire.run_rules(self.wire.rules, self.rules, name,
-                                       args[name])
+                found = wire.run_rules(rules, self.rules, name, args[name])
                 if found is not None:
                     raise _rule_error(*found)
 

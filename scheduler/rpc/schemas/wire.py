@@ -14,9 +14,10 @@ the sender set. ``derive(schema)`` returns a ``Wire``:
   ``x-object`` takes that object's primitive only (a plain mapping is
   refused);
 * ``rules``: ``(where, keyword, value)`` of the project's value
-  keywords, run by ``run_rules`` once the schema has passed: ``where`` is
-  the path of the value it judges, ``'*'`` standing for each item of a
-  list or each value of a mapping. A value keyword inside ``anyOf``,
+  keywords, run by ``run_rules`` once the schema has passed (grouped by
+  argument: ``rules_by_argument``): ``where`` is the path of the value it
+  judges, ``'*'`` standing for each item of a list or each value of a
+  mapping. A value keyword inside ``anyOf``,
   ``oneOf``, ``not``, ``then`` or ``else`` (which branch holds is not
   known after the fact) raises ``ValueError`` here, at start-up.
 
@@ -180,14 +181,21 @@ def _seen(value):
     return value
 
 
+def rules_by_argument(rules):
+    """``{argument: [(steps, keyword, value)]}`` of ``derive``'s rules of
+    a method's schema, ``steps`` below the argument."""
+    grouped = {}
+    for where, keyword, value in rules:
+        grouped.setdefault(where[0], []).append((where[1:], keyword, value))
+    return grouped
+
+
 def run_rules(rules, functions, name, value):
-    """The first ``Problem`` of the ``rules`` (of ``derive``) on argument
-    ``name``'s ``value``, as ``(path, Problem)``, else None. Reads only the
-    values the rules name."""
-    for where, keyword, setting in rules:
-        if where[0] != name:
-            continue
-        for path, instance in _located(value, where[1:], (name,)):
+    """The first ``Problem`` of ``rules`` (``rules_by_argument``'s, of
+    argument ``name``) on its ``value``, as ``(path, Problem)``, else
+    None. Reads only the values the rules name."""
+    for steps, keyword, setting in rules:
+        for path, instance in _located(value, steps, (name,)):
             problem = functions[keyword](setting, _seen(instance))
             if problem is not None:
                 return path, problem
