@@ -4,11 +4,12 @@ No database, no broker: a message of the bench's mix is serialized as a
 client sends it, then a worker's edge handles it as the dispatcher does
 (``scheduler.rpc.validation.EdgeCheck``: the structure walk and the
 method's schema on the raw arguments, deserializing,
-``scheduler.rpc.arguments.read``; for a request also the enabled plugins' own checks,
-``scheduler.driver.plugins.RequestChecks``, with the default filters and
-weighers), for ``select_destinations`` (a RequestSpec of the mix) and
-``update_resource_stats`` (a tracker's report: as a dict of fields, and as
-the ComputeNode ``SchedulerClient`` sends). Reported per message, in CPU
+``scheduler.rpc.arguments.read``; for a request also the enabled
+plugins' own checks, ``scheduler.driver.plugins.RequestChecks``, with
+the default filters and weighers), for ``select_destinations`` (a
+RequestSpec of the mix) and ``update_resource_stats`` (a tracker's
+report: as a dict of fields, and as the ComputeNode ``SchedulerClient``
+sends). Reported per message, in CPU
 microseconds (``time.process_time``, best of several rounds, so other load
 on the machine inflates it less than wall time): deserializing and reading
 alone, and the whole edge; their difference is what checking costs. A bare
