@@ -24,6 +24,12 @@ of 5 minutes.
 And the same two hosts when every process of A (its parent and its
 workers) is SIGKILLed at once under load: the same audit, B answering
 everything meanwhile.
+
+And A behind a slow, lossy link (200 ms each way, 1 % of the packets
+lost each way: ``net_host.forward(port, delay=...)``, ``lose``; the
+kernel here has no ``tc netem``) from its start, under load, with a
+tracker reporting; then B stops and A serves alone: the same audit, and
+how long A's answers take.
 """
 
 import os
@@ -49,12 +55,22 @@ CUTS = [30] + ([300] if os.environ.get('SCHEDULER_LONG_FAULTS') else [])
 
 @pytest.fixture
 def two_hosts(rabbitmq, database_url, tmp_path, request):
+    """Hosts A (a network namespace) and B (this machine), two workers
+    each; with ``indirect`` parametrization, ``(delay, loss)``: A's link
+    delays everything ``delay`` seconds each way and loses ``loss`` %
+    of its packets each way."""
     net_host.require()
+    delay, loss = getattr(request, 'param', (None, 0))
+    if loss:
+        services.require_here(services.missing_tool('nft'),
+                              'a lossy link (nftables)')
     servers = []
     with services.one_cluster(), net_host.running('sched-a') as host:
         for port in (services.PORTS['rabbitmq'],
                      services.PORTS['postgresql']):
-            host.forward(port)
+            host.forward(port, delay=delay)
+        if loss:
+            host.lose(loss)
         topic = server_mod.SchedulerServer.new_topic()
         # the broker heartbeat doc/source/admin/production.rst sets
         rabbit = {'heartbeat_timeout_threshold': 3}
@@ -157,3 +173,43 @@ def test_every_process_of_a_host_killed(two_hosts, summary_line):
     assert load.longest_stall() <= LONGEST
     assert 'placed' in after
     assert problems == []
+
+
+#: A's link in the slow-link test: seconds each way, % lost each way
+SLOW_LINK = (0.2, 1)
+#: seconds of each phase of the slow-link test (A beside B, A alone)
+SLOW_FOR = 20
+
+
+@pytest.mark.parametrize('backend', ['postgresql'])
+@pytest.mark.parametrize('two_hosts', [SLOW_LINK], indirect=True,
+                         ids=['200ms-1pct'])
+def test_a_host_behind_a_slow_lossy_link(two_hosts, summary_line):
+    host, a, b = two_hosts
+    workload.push_hosts(b, workload.host_reports(HOSTS))
+    reports = fault_load.Reports(b, REPORTS, prefix='slow-link',
+                                 per_second=REPORTS / SLOW_FOR)
+    with fault_load.Load(b, threads=4) as load:
+        reports.start()
+        time.sleep(SLOW_FOR)
+        reports.join()
+        both = dict(load.counts())
+        b.stop()
+        alone = time.monotonic()
+        time.sleep(SLOW_FOR)
+    again = load.first_success_after(alone)
+    waits = sorted(load.waits_after(alone))
+    summary_line(
+        'slow link: host A behind %d ms each way and %d%% loss each way, '
+        'beside host B, %d s: %s; then A alone %d s: placed %d, median '
+        'wait %.2f s, slowest %.2f s; %s' % (
+            SLOW_LINK[0] * 1000, SLOW_LINK[1], SLOW_FOR, both, SLOW_FOR,
+            len(waits), waits[len(waits) // 2] if waits else -1,
+            waits[-1] if waits else -1,
+            fault_load.audit_line(b, load, reports, again)))
+    assert load.unexpected() == []
+    assert load.longest_wait <= LONGEST
+    assert again is not None and again <= LONGEST
+    assert fault_load.audit(b, load) == []
+    assert reports.stored() == REPORTS
+    a.assert_alive()
