@@ -135,15 +135,23 @@ def fields_of(value):
 
 class Fields(dict):
     """A mapping (an object primitive's data) as a rule reads it: items
-    are also attributes, nested object primitives their fields."""
+    are also attributes, nested object primitives their fields (each
+    wrapped once, when first read)."""
 
     __slots__ = ()
 
     def __getitem__(self, name):
-        return _seen(dict.__getitem__(self, name))
+        value = dict.__getitem__(self, name)
+        if type(value) in _RAW:
+            value = _seen(value)
+            dict.__setitem__(self, name, value)
+        return value
 
     def get(self, name, default=None):
-        return _seen(dict.get(self, name, default))
+        try:
+            return self[name]
+        except KeyError:
+            return default
 
     def __getattr__(self, name):
         try:
@@ -152,13 +160,10 @@ class Fields(dict):
             raise AttributeError(name) from None
 
     def values(self):
-        return [_seen(item) for item in dict.values(self)]
+        return [self[key] for key in dict.keys(self)]
 
     def items(self):
-        return [(key, _seen(item)) for key, item in dict.items(self)]
-
-    def __iter__(self):
-        return dict.__iter__(self)
+        return [(key, self[key]) for key in dict.keys(self)]
 
 
 class _Items(list):
@@ -167,10 +172,18 @@ class _Items(list):
     __slots__ = ()
 
     def __getitem__(self, index):
-        return _seen(list.__getitem__(self, index))
+        value = list.__getitem__(self, index)
+        if type(value) in _RAW:
+            value = _seen(value)
+            list.__setitem__(self, index, value)
+        return value
 
     def __iter__(self):
-        return (_seen(item) for item in list.__iter__(self))
+        return (self[index] for index in range(len(self)))
+
+
+#: containers of the message as it arrived (not yet wrapped)
+_RAW = frozenset((dict, list, tuple))
 
 
 def _seen(value):
@@ -182,40 +195,44 @@ def _seen(value):
 
 
 def rules_by_argument(rules):
-    """``{argument: [(steps, keyword, value)]}`` of ``derive``'s rules of
-    a method's schema, ``steps`` below the argument."""
+    """``{argument: [(steps, [(keyword, value)])]}`` of ``derive``'s
+    rules of a method's schema, ``steps`` below the argument: the rules
+    judging one place together, so each place is found once."""
     grouped = {}
     for where, keyword, value in rules:
-        grouped.setdefault(where[0], []).append((where[1:], keyword, value))
-    return grouped
+        places = grouped.setdefault(where[0], {})
+        places.setdefault(where[1:], []).append((keyword, value))
+    return {name: list(places.items()) for name, places in grouped.items()}
 
 
 def run_rules(rules, functions, name, value):
     """The first ``Problem`` of ``rules`` (``rules_by_argument``'s, of
     argument ``name``) on its ``value``, as ``(path, Problem)``, else
     None. Reads only the values the rules name."""
-    for steps, keyword, setting in rules:
-        for path, instance in _located(value, steps, (name,)):
-            problem = functions[keyword](setting, _seen(instance))
-            if problem is not None:
-                return path, problem
+    root = _seen(value)
+    for steps, judged in rules:
+        for path, instance in _located(root, steps, (name,)):
+            for keyword, setting in judged:
+                problem = functions[keyword](setting, instance)
+                if problem is not None:
+                    return path, problem
     return None
 
 
 def _located(value, steps, path):
-    """(path, value) of every value ``steps`` reach from ``value``."""
+    """(path, value) of every value ``steps`` reach from ``value`` (a
+    value as ``_seen`` wraps it)."""
     if not steps:
         yield path, value
         return
-    value = fields_of(value)
     step, rest = steps[0], steps[1:]
     if step != '*':
-        if isinstance(value, dict) and step in value:
+        if isinstance(value, Fields) and step in value:
             yield from _located(value[step], rest, path + (step,))
         return
-    if isinstance(value, dict):
+    if isinstance(value, Fields):
         pairs = value.items()
-    elif isinstance(value, (list, tuple)):
+    elif isinstance(value, _Items):
         pairs = enumerate(value)
     else:
         return
