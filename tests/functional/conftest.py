@@ -24,6 +24,7 @@ from scheduler.db import migration
 from tests.functional import databases
 from tests.functional import server as server_mod
 from tests.functional import services
+from tests.functional import shared_broker
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -31,6 +32,11 @@ def pytest_runtest_makereport(item, call):
     report = yield
     setattr(item, 'report_' + report.when, report)
     return report
+
+
+def pytest_sessionfinish(session):
+    """This test process's vhost goes with it (``shared_broker``)."""
+    shared_broker.remove_vhost()
 
 
 @pytest.fixture

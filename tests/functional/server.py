@@ -1,8 +1,9 @@
 """``scheduler-server`` as a subprocess, with its config file and logs.
 
 ``SchedulerServer(workdir, db_url, workers, options)`` writes
-``scheduler.conf`` (RabbitMQ on 127.0.0.1, a topic of its own so tests
-never see each other's messages, the given database), runs ``db sync``,
+``scheduler.conf`` (RabbitMQ on 127.0.0.1 in the test process's vhost,
+``shared_broker``, a topic of its own so tests never see each other's
+messages, the given database), runs ``db sync``,
 then ``start()`` / ``wait_ready()`` / ``stop()`` the daemon. Each start
 logs to a new ``server-N.log`` (oslo.log) and ``server-N.out`` (stdout and
 stderr) in ``workdir``; ``tail()`` shows them when something goes wrong.
@@ -19,7 +20,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
 
 import kombu
@@ -31,6 +31,8 @@ from sqlalchemy import pool
 
 from scheduler.rpc import messaging
 from scheduler.client import SchedulerClient
+from tests import waiting
+from tests.functional import shared_broker
 
 # subprocesses run from the repository, so they import the same code
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -80,7 +82,7 @@ class SchedulerServer:
         self._engine = None
         sections = {
             'DEFAULT': {
-                'transport_url': 'rabbit://guest:guest@127.0.0.1:5672/',
+                'transport_url': shared_broker.transport_url(),
                 'host': RPC_SERVER_NAME,
                 'workers': workers,
                 'rpc_response_timeout': 30,
@@ -177,22 +179,23 @@ class SchedulerServer:
 
     def wait_ready(self, timeout=READY_TIMEOUT):
         """Wait for a 'serving topic' line from every worker."""
-        deadline = time.monotonic() + timeout
-        while True:
-            ready = self.count_in_log(READY_LINE)
-            if ready >= self.serving:
-                return self
+        def ready():
             if self.process.poll() is not None:
                 pytest.fail('scheduler-server exited with %d before it was '
                             'ready (%d/%d workers serving)\n%s' % (
-                                self.process.returncode, ready,
+                                self.process.returncode,
+                                self.count_in_log(READY_LINE),
                                 self.serving, self.tail()), pytrace=False)
-            if time.monotonic() > deadline:
-                pytest.fail('scheduler-server not ready after %ds (%d/%d '
-                            'workers serving)\n%s' % (
-                                timeout, ready, self.serving, self.tail()),
-                            pytrace=False)
-            time.sleep(0.1)
+            return self.count_in_log(READY_LINE) >= self.serving
+        try:
+            waiting.wait_for(ready, timeout, 'every worker serving',
+                             interval=0.1)
+        except AssertionError as exc:
+            pytest.fail('scheduler-server not ready: %s (%d/%d workers '
+                        'serving)\n%s' % (exc, self.count_in_log(READY_LINE),
+                                           self.serving, self.tail()),
+                        pytrace=False)
+        return self
 
     def stop(self):
         """SIGTERM; fail unless the server exits 0 within STOP_TIMEOUT."""
@@ -319,7 +322,7 @@ def _kill_tree(pid):
 def _delete_queues(names):
     """Best effort: the topic queues are not auto-deleted by RabbitMQ."""
     try:
-        with kombu.Connection('amqp://guest:guest@127.0.0.1:5672//',
+        with kombu.Connection(shared_broker.amqp_url(),
                               connect_timeout=5) as connection:
             channel = connection.channel()
             for name in names:

@@ -24,18 +24,17 @@ argument names, the RequestSpec's key fields) and what it got back; with
 full answer there as JSON (``nova_driver.py`` says its shape).
 """
 
-import fcntl
 import json
 import os
 import pathlib
 import subprocess
-import tempfile
 import uuid
 
 import pytest
 import sqlalchemy as sa
 
 from tests.functional import db_state
+from tests.functional import shared_broker
 from tests.functional import workload
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -54,27 +53,21 @@ HOSTS = 6
 pytestmark = pytest.mark.parametrize('backend', ['sqlite'])
 
 
-#: nova's client calls topic ``scheduler``, and RabbitMQ's queue of a
-#: topic is named after the topic whatever the exchange: two tests serving
-#: nova's API on the shared broker at once (``pytest -n``) would take each
-#: other's calls. Their processes take turns on this lock.
-NOVA_TOPIC_LOCK = pathlib.Path(tempfile.gettempdir()) / (
-    'openstack-scheduler-nova-topic.lock')
-
-
 @pytest.fixture
 def nova_python():
-    """Nova's side virtualenv's python, and the shared broker's nova topic
-    to this test alone until it ends (``NOVA_TOPIC_LOCK``)."""
+    """Nova's side virtualenv's python. Nova's client calls topic
+    ``scheduler``, and RabbitMQ's queue of a topic is named after the
+    topic whatever the exchange: the test needs its process's own vhost
+    (``shared_broker``), or two tests serving nova's API on the shared
+    broker at once (``pytest -n``) would take each other's calls."""
     if not NOVA_PYTHON.exists():
         why = 'nova\'s side virtualenv %s is missing; build it with: %s' % (
             NOVA_PYTHON, BUILD)
         if os.environ.get('CI') == 'true':
             pytest.fail(why, pytrace=False)
         pytest.skip(why)
-    with open(NOVA_TOPIC_LOCK, 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield NOVA_PYTHON
+    shared_broker.require()
+    return NOVA_PYTHON
 
 
 def _boot(pin, **fields):
@@ -136,7 +129,7 @@ def start_nova(nova_python, exchange, cases, placement_url=None):
     waits for its answers)."""
     return subprocess.Popen(
         [str(nova_python), str(ROOT / 'tests/functional/nova_driver.py'),
-         'rabbit://guest:guest@127.0.0.1:5672/', exchange,
+         shared_broker.transport_url(), exchange,
          json.dumps(cases)] + ([placement_url] if placement_url else []),
         cwd=str(ROOT / 'tests/functional'), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)

@@ -23,6 +23,7 @@ from scheduler.client import rpcapi
 from scheduler.client import SchedulerClient
 from tests.functional import db_state
 from tests.functional import previous_release
+from tests.functional import shared_broker
 from tests.functional import workload
 from tests.unit.objects import samples
 
@@ -196,7 +197,7 @@ def test_old_clients_against_new_workers(scheduler, previous_python,
 
 def _consumers(queue):
     """How many consumers RabbitMQ counts on ``queue``."""
-    with kombu.Connection('amqp://guest:guest@127.0.0.1:5672//',
+    with kombu.Connection(shared_broker.amqp_url(),
                           connect_timeout=5) as connection:
         return connection.channel().queue_declare(
             queue, passive=True).consumer_count
