@@ -7,8 +7,8 @@ connection that fails under an acknowledgement or a channel the broker
 closes.
 
 Each test runs ``late_ack.CallServer`` in this process with a trivial
-endpoint on a topic of its own on the shared RabbitMQ, and calls it with
-oslo.messaging's own client.
+endpoint on a topic of its own on the shared RabbitMQ (its process's
+vhost, ``shared_broker``), and calls it with oslo.messaging's own client.
 """
 
 import contextlib
@@ -27,7 +27,7 @@ from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
 from scheduler.transport import broker
 from scheduler.transport import consumer_loop
-from tests.functional import services
+from tests.functional import shared_broker
 from tests import waiting
 
 THREADS = 4
@@ -60,7 +60,7 @@ class _Endpoint:
 def topic(rabbitmq):
     name = 'loop-%s' % uuid.uuid4().hex[:12]
     yield name
-    with kombu.Connection(services.RABBIT_URL.replace('rabbit', 'amqp'),
+    with kombu.Connection(shared_broker.amqp_url(),
                           connect_timeout=5) as connection:
         channel = connection.channel()
         for queue in (name, '%s.w1' % name):
@@ -74,7 +74,7 @@ def _transport(heartbeat=None):
     conf = sched_conf.new_config()
     conf([], project='scheduler', default_config_files=[],
          default_config_dirs=[])
-    conf.set_override('transport_url', services.RABBIT_URL)
+    conf.set_override('transport_url', shared_broker.transport_url())
     if heartbeat is not None:
         conf.set_override('heartbeat_timeout_threshold', heartbeat,
                           group='oslo_messaging_rabbit')
@@ -128,11 +128,16 @@ def _held_call(client):
 def _queued(topic):
     """Messages ready in the topic's queue (unacknowledged ones count
     once the server's channel is closed)."""
-    with kombu.Connection(services.RABBIT_URL.replace('rabbit', 'amqp'),
+    with kombu.Connection(shared_broker.amqp_url(),
                           connect_timeout=5) as connection:
         _, count, _ = connection.channel().queue_declare(topic,
                                                          passive=True)
         return count
+
+
+def _amqp(loop):
+    """The loop's AMQP connection now (None while it has none)."""
+    return getattr(loop.connection, 'connection', None)
 
 
 def test_a_slow_call_holds_back_no_other_and_all_are_acknowledged(
@@ -142,7 +147,7 @@ def test_a_slow_call_holds_back_no_other_and_all_are_acknowledged(
     client = _client(transport, topic)
     try:
         held = _held_call(client)
-        time.sleep(0.5)
+        waiting.wait_for(lambda: endpoint.holding, 10, 'the slow call')
         # five times the prefetch while the first call holds its slot:
         # each answered call is acknowledged although an older one is not
         started = time.monotonic()
@@ -170,7 +175,9 @@ def test_a_stopped_server_leaves_what_it_did_not_handle_to_others(
         server.stop()
         # sent after the consumers were cancelled: never taken by it
         client.cast({}, 'echo', value='late')
-        time.sleep(0.5)
+        # in the queue, and no consumer there to take it
+        waiting.wait_for(lambda: _queued(topic) == 1, 10,
+                         'the late cast in the queue')
     finally:
         server.wait()
     assert endpoint.handled == ['first']
@@ -178,10 +185,8 @@ def test_a_stopped_server_leaves_what_it_did_not_handle_to_others(
     # another server takes it
     other = _server(transport, topic, endpoint)
     try:
-        deadline = time.monotonic() + 10
-        while 'late' not in endpoint.handled:
-            assert time.monotonic() < deadline, endpoint.handled
-            time.sleep(0.05)
+        waiting.wait_for(lambda: 'late' in endpoint.handled, 10,
+                         'the late cast taken by the other server')
     finally:
         other.stop()
         other.wait()
@@ -199,18 +204,19 @@ def test_a_message_still_running_is_never_acknowledged_with_others(
     client = _client(transport, topic)
     try:
         held = _held_call(client)
-        time.sleep(0.5)
+        waiting.wait_for(lambda: endpoint.holding, 10, 'the slow call')
         for index in range(3):
             assert client.call({}, 'echo', value=index) == index
-        time.sleep(0.2)     # their acknowledgements are out
+        # their acknowledgements are out: the slow call alone is not
+        waiting.wait_for(
+            lambda: shared_broker.queue_counts(topic) == (0, 1), 20,
+            'the quick calls acknowledged')
         # the connection drops: the loop reconnects, and the broker
         # hands the unacknowledged slow call over again
         amqp = server.loop.connection.connection
         amqp.sock.shutdown(socket.SHUT_RDWR)
-        deadline = time.monotonic() + 20
-        while endpoint.redelivered < 1:
-            assert time.monotonic() < deadline, 'the slow call was lost'
-            time.sleep(0.05)
+        waiting.wait_for(lambda: endpoint.redelivered >= 1, 20,
+                         'the slow call delivered again (lost?)')
         endpoint.release.set()
         held.join(30)
     finally:
@@ -234,12 +240,13 @@ def test_the_loop_outlives_a_connection_that_fails_under_an_acknowledgement(
         waiting.wait_for(lambda: endpoint.holding, 10,
                          'the cast never arrived')
         loop = server.loop
-        sock = loop.connection.connection.sock
-        loop.run_soon(lambda: sock.shutdown(socket.SHUT_RDWR))
+        first = loop.connection.connection
+        loop.run_soon(lambda: first.sock.shutdown(socket.SHUT_RDWR))
         endpoint.release.set()      # the cast ends; its settle follows
         waiting.wait_for(lambda: 'slow' in endpoint.handled, 10,
                          'cast not done')
-        time.sleep(0.5)
+        waiting.wait_for(lambda: _amqp(loop) not in (None, first), 20,
+                         'the loop consuming on a new connection')
         assert loop._thread.is_alive()
         assert client.call({}, 'echo', value='after') == 'after'
     finally:
@@ -257,7 +264,7 @@ def test_an_idle_connection_keeps_its_heartbeats(topic):
         assert client.call({}, 'echo', value=1) == 1
         connection = server.loop.connection.connection
         assert connection.heartbeat == 2
-        time.sleep(9)
+        time.sleep(9)       # idle for four heartbeats' worth, on purpose
         assert server.loop.connection.connection is connection
         assert client.call({}, 'echo', value=2) == 2
 
@@ -281,7 +288,7 @@ def test_a_channel_the_broker_closes_voids_what_was_read_on_it(
         # broker closes the channel
         loop.run_soon(lambda: loop.channel.basic_ack(999))
         waiting.wait_for(lambda: endpoint.redelivered, 20,
-                  'the running call was not delivered again')
+                         'the running call was not delivered again')
         assert loop.channel is not channel
         endpoint.release.set()
         held.join(30)
@@ -314,7 +321,7 @@ class _RequeueOnce(late_ack.CallServer):
 
 
 def test_a_requeue_of_a_message_read_before_a_reconnection_keeps_the_new(
-        transport, topic):
+        transport, topic, caplog):
     """A cast fails after the loop reconnected: its requeue is void (its
     channel is gone, the broker delivers it again) and leaves the new
     connection alone (it used to count as a failure of the connection,
@@ -334,14 +341,19 @@ def test_a_requeue_of_a_message_read_before_a_reconnection_keeps_the_new(
         first = loop.connection.connection
         loop.run_soon(lambda: first.sock.shutdown(socket.SHUT_RDWR))
         waiting.wait_for(lambda: not loop._recover and
-                  loop.connection.connection not in (None, first),
-                  20, 'no new connection')
+                         loop.connection.connection not in (None, first),
+                         20, 'no new connection')
         second = loop.connection.connection
         assert client.call({}, 'echo', value=1) == 1
         endpoint.release.set()      # the first delivery fails: requeued
         waiting.wait_for(lambda: 'report' in endpoint.handled, 20,
-                  'the cast was not delivered again')
-        time.sleep(0.5)
+                         'the cast was not delivered again')
+        # the failed first delivery asked for its requeue, and the loop
+        # has run it (work runs in order)
+        waiting.wait_for(
+            lambda: 'the broker will deliver it again' in caplog.text, 20,
+            'the requeue of the first delivery')
+        loop.call(lambda: None, timeout=10)
         assert loop.connection.connection is second
     finally:
         endpoint.release.set()
@@ -352,9 +364,9 @@ def test_a_requeue_of_a_message_read_before_a_reconnection_keeps_the_new(
 
 def _idle_cpu(server, seconds=2.0):
     """CPU seconds this process used while ``server`` idled."""
-    time.sleep(0.5)
+    time.sleep(0.5)         # the last call's aftermath is not idling
     started = time.process_time()
-    time.sleep(seconds)
+    time.sleep(seconds)     # the idle period measured
     return time.process_time() - started
 
 
@@ -373,7 +385,10 @@ def test_a_message_its_server_cannot_take_is_not_lost(transport, topic):
     loop still read): the message stays unacknowledged and goes back to
     the queue when the connection closes (raised to the driver, it was
     rejected: lost)."""
+    offered = threading.Event()
+
     def cannot_take(message):
+        offered.set()
         raise RuntimeError('cannot schedule new futures after shutdown')
     loop = consumer_loop.ConsumerLoop(
         broker.Broker(transport.conf),
@@ -382,7 +397,9 @@ def test_a_message_its_server_cannot_take_is_not_lost(transport, topic):
     loop.start()
     try:
         _client(transport, topic).cast({}, 'echo', value='kept')
-        time.sleep(1.0)
+        waiting.wait_for(offered.is_set, 10, 'the cast offered to the server')
+        # the loop is past the failed hand-over (it runs work in order)
+        loop.call(lambda: None, timeout=10)
         assert loop._thread.is_alive()
     finally:
         loop.stop_consuming(timeout=5)
