@@ -31,12 +31,12 @@ AGG = models.aggregates
 
 @db_api.retry_on_deadlock
 def save_aggregates(db, aggregates, stamp=None):
-    """Create or replace aggregates sent at ``stamp`` (clamped to this
-    worker's clock; default now); one already changed by a later message,
-    or deleted by one, is left alone. Re-derive allocation ratios of the
-    hosts that gain or lose a ratio-setting aggregate. Returns the uuids
-    applied."""
-    stamp = send_order.clamp(stamp)
+    """Create or replace aggregates sent at ``stamp`` (clamped to the
+    database's clock, ``db.clock``; default now); one already changed by
+    a later message, or deleted by one, is left alone. Re-derive
+    allocation ratios of the hosts that gain or lose a ratio-setting
+    aggregate. Returns the uuids applied."""
+    stamp = send_order.clamp(stamp, db.clock.now())
     latest = {agg.uuid: agg for agg in aggregates}
     with changes.write(db) as change:
         session = change.session
@@ -84,7 +84,7 @@ def delete_aggregate(db, aggregate_uuid, stamp=None):
     before the delete but arriving after it does not bring the aggregate
     back; that of an unknown aggregate is not in the feed (workers never
     saw it)."""
-    stamp = send_order.clamp(stamp)
+    stamp = send_order.clamp(stamp, db.clock.now())
     with changes.write(db) as change:
         row = send_order.lock(change.session, AGG,
                               [aggregate_uuid]).get(aggregate_uuid)

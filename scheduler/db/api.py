@@ -41,6 +41,7 @@ from sqlalchemy import orm
 from oslo_config import cfg
 from oslo_db import api as oslo_db_api
 
+from scheduler.db import clock as db_clock
 from scheduler.db import driver_calls
 from scheduler.db import driver_connections
 from scheduler.db import engine as db_engine
@@ -86,6 +87,9 @@ class Database:
         # the claim function's calls on PostgreSQL, on connections of
         # this pool kept for them (scheduler.db.driver_calls)
         self.driver_calls = driver_calls.DriverCalls(self)
+        # the one clock of every worker on every host: the server's
+        # (scheduler.db.clock)
+        self.clock = db_clock.DatabaseClock(self.engine)
 
     def count_local_write(self):
         with self._local_writes_lock:

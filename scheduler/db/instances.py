@@ -44,10 +44,10 @@ def _attributes(info):
 @db_api.retry_on_deadlock
 def save_instances(db, host, infos, now=None):
     """Upsert what ``host`` runs, as of ``now`` (when the message was
-    sent, clamped to this worker's clock; default now); an instance
-    changed or deleted by a later message is left alone. Returns the
-    uuids applied."""
-    now = send_order.clamp(now)
+    sent, clamped to the database's clock, ``db.clock``; default now);
+    an instance changed or deleted by a later message is left alone.
+    Returns the uuids applied."""
+    now = send_order.clamp(now, db.clock.now())
     latest = {info.uuid: info for info in infos}
     with changes.write(db) as change:
         session = change.session
@@ -82,7 +82,7 @@ def delete_instance(db, host, instance_uuid, stamp=None):
     deleted one a later stamp, one reported on another host (by a later
     move) stays there, but an older report cannot bring it back here.
     """
-    stamp = send_order.clamp(stamp)
+    stamp = send_order.clamp(stamp, db.clock.now())
     with changes.write(db) as change:
         row = send_order.lock(change.session, INST,
                               [instance_uuid]).get(instance_uuid)
@@ -122,7 +122,7 @@ def prune_host(db, host, keep_uuids, stamp=None):
     if keep_uuids:
         condition = sa.and_(condition,
                             INST.c.uuid.not_in(list(keep_uuids)))
-    return _forget(db, condition, send_order.clamp(stamp))
+    return _forget(db, condition, send_order.clamp(stamp, db.clock.now()))
 
 
 def instances_on(db, host):

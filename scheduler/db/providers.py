@@ -9,9 +9,10 @@ reports older than the one already stored, so a report delivered twice or
 out of order never moves a host back in time. A report that repeats what
 is stored is not written at all (``record_compute_nodes``).
 
-A report is ordered by its ``updated_at``, clamped to the worker's clock
-(``report_time``), so a tracker whose clock runs ahead cannot freeze its
-host: the next report, stamped by a correct clock, still wins.
+A report is ordered by its ``updated_at``, clamped to the database's
+clock (``report_time``, ``scheduler.db.clock``), so a tracker whose clock
+runs ahead cannot freeze its host: the next report, stamped by a correct
+clock, still wins.
 
 A batch that registered new hosts has the planner's statistics of the
 provider tables brought up to date when they fell behind
@@ -29,7 +30,6 @@ import json
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 from sqlalchemy.dialects import postgresql
-from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields as ovo_fields
 
@@ -66,9 +66,10 @@ def _naive_utc(value):
 
 def report_time(node, now=None):
     """When the report ``node`` was made, for ordering reports: its
-    ``updated_at`` (naive UTC), clamped to the worker's now (``now``,
-    default the clock) if ahead or missing (``send_order.clamp``): a
-    tracker's clock ahead never makes later reports look older."""
+    ``updated_at`` (naive UTC), clamped to ``now`` (the database's clock,
+    ``db.clock.now()``; default this host's) if ahead or missing
+    (``send_order.clamp``): a tracker's clock ahead never makes later
+    reports look older."""
     return send_order.clamp(_naive_utc(node.get('updated_at')), now)
 
 
@@ -187,7 +188,7 @@ def absorb_reports(db, nodes, ratio_defaults, now=None, fresh_for=None):
     ComputeFilter reads that time: hosts stay up). ``fresh_for=None``
     writes every report.
     """
-    now = now or timeutils.utcnow()
+    now = now or db.clock.now()
     for node in nodes:
         node.__dict__.pop(_ATTRIBUTES_TEXT, None)   # a node changed since
     stamped = _newest_per_node((node, report_time(node, now))

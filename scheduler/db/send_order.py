@@ -6,10 +6,13 @@ sent. A message changes a row only if it was sent later; the newest
 message wins, whatever the order of arrival and the number of workers.
 Doc: doc/source/ordering.rst.
 
-Clocks: ``clamp(stamp)`` is the send time a write orders by: the
-sender's, or the worker's own now when the sender's is ahead (the message
-is kept, and ordered as if sent when the worker handled it). A clock ahead
-can thus never make a row refuse the messages sent after it.
+Clocks: ``clamp(stamp, db.clock.now())`` is the send time a write orders
+by: the sender's, or now when the sender's is ahead (the message is kept,
+and ordered as if sent when the worker handled it). A clock ahead can thus
+never make a row refuse the messages sent after it. "Now" is the database
+server's clock (``scheduler.db.clock``), the one clock of all workers: a
+worker whose own clock runs behind would clamp a message below the stamp
+an earlier message was given, and the later message would lose.
 
 One locked transaction: a writer reads which of its uuids exist, then
 ``lock``s those rows (``SELECT ... FOR UPDATE`` by primary key, ids
@@ -49,8 +52,9 @@ TOMBSTONED = (models.aggregates, models.instances)
 
 def clamp(stamp, now=None):
     """The time a message sent at ``stamp`` (naive UTC, or None for a
-    sender that gave none) is ordered by: ``stamp``, or the worker's now
-    (``now``, default the clock) if ``stamp`` is later or missing."""
+    sender that gave none) is ordered by: ``stamp``, or ``now`` (the
+    database's clock, ``db.clock.now()``; default this host's clock) if
+    ``stamp`` is later or missing."""
     now = now or timeutils.utcnow()
     return now if stamp is None or stamp > now else stamp
 

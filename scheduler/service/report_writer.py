@@ -139,11 +139,11 @@ class ReportWriter:
 
     def _enqueue(self, node):
         """Queue ``node``; of two pending reports of one (host, node), the
-        later report time wins, as in the database: a time ahead of this
-        worker's clock counts as now, when it arrived."""
+        later report time wins, as in the database: a time ahead of the
+        database's clock counts as now, when it arrived."""
         key = (node.host, node.nodename)
         ticket = _Ticket(key)
-        at = db_providers.report_time(node)
+        at = db_providers.report_time(node, self.db.clock.now())
         with self._changed:
             report, tickets = self._pending.get(key, (node, []))
             if at >= self._times.setdefault(key, at):

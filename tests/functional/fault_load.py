@@ -32,8 +32,8 @@ any placement the caller was told of but that has no claim.
 figures, one line for the fault table::
 
     calls 1210 (ok 1190, expected error 20, lost 0); longest wait 4.1 s;
-    overcommit 0; orphan claims 0; placements without claim 0; reports
-    sent 1000, lost 0; serving again after 2.3 s
+    longest stall 4.1 s; overcommit 0; orphan claims 0; placements
+    without claim 0; reports sent 1000, lost 0; serving again after 2.3 s
 """
 
 import collections
@@ -210,7 +210,8 @@ def held(server, reports, seconds=30):
 def audit_line(server, load, reports=None, back=None):
     """The audit as figures (module docstring): calls answered, ok or
     an expected error, or lost (no answer a caller can act on: a
-    timeout); the longest wait; overcommitted resources; claims whose
+    timeout); the longest wait; the longest time without a placement;
+    overcommitted resources; claims whose
     caller was not told; placements without a claim; reports sent and
     lost (``reports``: a started and joined ``Reports``); seconds until
     placements flowed again (``back``)."""
@@ -221,12 +222,15 @@ def audit_line(server, load, reports=None, back=None):
     claimed = {row['consumer_uuid']
                for row in db_state.allocations(server.engine)}
     placed = load.placed()
+    stall = load.longest_stall()
     line = ('calls %d (ok %d, expected error %d, lost %d); longest wait '
-            '%.1f s; overcommit %d; orphan claims %d; placements without '
-            'claim %d' % (sum(counts.values()), ok,
-                          sum(counts.values()) - ok - lost, lost,
-                          load.longest_wait, len(overcommit),
-                          len(claimed - placed), len(placed - claimed)))
+            '%.1f s; longest stall %s s; overcommit %d; orphan claims %d; '
+            'placements without claim %d' % (
+                sum(counts.values()), ok, sum(counts.values()) - ok - lost,
+                lost, load.longest_wait,
+                'n/a' if stall is None else '%.1f' % stall,
+                len(overcommit), len(claimed - placed),
+                len(placed - claimed)))
     if reports is not None:
         line += '; reports sent %d, lost %d' % (
             reports.count, reports.count - held(server, reports))
