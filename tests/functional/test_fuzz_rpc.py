@@ -20,7 +20,6 @@ and after, which may grow at most ``RSS_GROWTH_BOUND``.
 
 import collections
 import os
-import time
 import zlib
 
 import kombu
@@ -34,6 +33,7 @@ from scheduler import objects
 from tests.functional import db_state
 from tests.functional import fuzz_inputs
 from tests.functional import server as server_mod
+from tests.functional import shared_broker
 from tests.functional import workload
 
 EXAMPLES = 120
@@ -121,7 +121,8 @@ def test_casts_leave_no_traceback(fuzz_server, summary_line):
             pass
 
     check()
-    time.sleep(3)        # let the workers take every cast
+    db_state.wait_for(lambda: shared_broker.drained(server.topic), 120,
+                      'every cast handled')
     server.assert_alive()
     summary_line('fuzz casts: %d sent: %s' % (sum(sent.values()),
                                                dict(sent)))
@@ -141,7 +142,7 @@ def test_undecodable_bodies_are_one_warning_each(fuzz_server):
     bodies = [(b'\xff\xfe\xfd', {}), (b'{"not json', {}),
               (bomb, {'compression': 'application/x-gzip'}), (large, {})]
     before = server.count_in_log('Dropped a message that cannot be decoded')
-    with kombu.Connection('amqp://guest:guest@127.0.0.1:5672//') as conn:
+    with kombu.Connection(shared_broker.amqp_url()) as conn:
         producer = conn.Producer()
         for body, headers in bodies:
             producer.publish(body, exchange=kombu.Exchange(
@@ -213,7 +214,8 @@ def test_envelope_refusals_leave_the_worker_serving(fuzz_server):
     with pytest.raises(exception.InvalidField):
         raw.call(CTXT, 'build_failed', name='h1', **{'x' * 60000: 1})
     raw.cast(CTXT, 'build_failed', name='h1', **{'y' * 60000: 1})
-    time.sleep(1)
+    db_state.wait_for(lambda: shared_broker.drained(server.topic), 30,
+                      'the cast handled')
     assert len(server.log_text()) - before < 4096
     # every worker serves on, and stored none of it
     for _ in range(4):
@@ -258,12 +260,6 @@ def _fuzz(raw, count, answers, cast):
     return sum(sent.values())
 
 
-def _queue_empty(topic):
-    with kombu.Connection('amqp://guest:guest@127.0.0.1:5672//') as conn:
-        return conn.channel().queue_declare(
-            queue=topic, passive=True).message_count == 0
-
-
 def _log_figures(server, start, sent):
     with open(server.log_path, 'rb') as log:
         log.seek(start)
@@ -285,15 +281,15 @@ def test_long_fuzz(scheduler, summary_line):
     raw = server.raw_client(server.client()).prepare(version='1.2',
                                                      timeout=30)
     _fuzz(raw, 100, collections.Counter(), cast=False)      # warm-up
-    time.sleep(2)
+    db_state.wait_for(lambda: shared_broker.drained(server.topic), 60,
+                      'the warm-up handled')
     rss_before, log_start = _worker_rss(server), server.log_path.stat(
         ).st_size
     answers = collections.Counter()
     calls = _fuzz(raw, LONG_FUZZ, answers, cast=False)
     casts = _fuzz(raw, LONG_FUZZ, answers, cast=True)
-    db_state.wait_for(lambda: _queue_empty(server.topic), 300,
-                      'every cast taken')
-    time.sleep(3)
+    db_state.wait_for(lambda: shared_broker.drained(server.topic), 300,
+                      'every cast handled')
     rss_after = _worker_rss(server)
     deaths = server.count_in_log(' died ')
     growth = {pid: rss_after.get(pid, 0) - rss
