@@ -87,9 +87,14 @@ class ReportBatchServer(late_ack.ReportServer):
         # gathered by the loop's thread only
         self._gathered = []
         self._due = None
-        # batches handed over and not yet handled
+        # batches handed over and not yet handled (``handling``)
         self._handling = 0
         self._handling_lock = threading.Lock()
+
+    @property
+    def handling(self):
+        """Batches handed over to a thread and not yet handled."""
+        return self._handling
 
     def prefetch(self):
         return self.batch[0] * super().prefetch()

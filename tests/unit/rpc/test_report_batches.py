@@ -6,6 +6,7 @@ refused alone, and other drivers keep the per-message server."""
 
 import logging
 import threading
+import time
 import types
 
 import oslo_messaging
@@ -105,6 +106,25 @@ def test_the_newest_report_of_a_host_in_a_batch_is_written(worker, db):
                      what='the report of dup stored')
     assert _stored(db)['dup'] == 16
     assert worker.written[1:] == [['dup']]
+
+
+def test_a_batch_gathers_on_while_every_thread_writes(worker, db):
+    """A database slower than the window (a worker far from it): what
+    arrives while both threads handle a batch is one batch once a thread
+    is free, not a batch per window, each a transaction of its own."""
+    worker.gate.clear()
+    _report(worker, 'first')
+    waiting.wait_for(lambda: worker.written, what='a batch being written')
+    _report(worker, 'second')       # the other thread's, waiting its turn
+    waiting.wait_for(lambda: worker.server.handling == 2,
+                     what='both threads handling a batch')
+    for host in ('a', 'b', 'c'):    # each in a window of its own
+        _report(worker, host)
+        time.sleep(0.4)
+    worker.gate.set()
+    waiting.wait_for(lambda: len(_stored(db)) == 5,
+                     what='every report stored')
+    assert worker.written == [['first'], ['second'], ['a', 'b', 'c']]
 
 
 def test_a_batch_not_stored_is_delivered_once_more(worker, db):
