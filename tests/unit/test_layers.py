@@ -73,9 +73,10 @@ NEVER_IMPORTS = {
              'manager', 'client', 'cmd', 'bench'),
     # the endpoint takes its parts; the process builds them
     'manager': ('service', 'client', 'cmd', 'bench'),
-    # what other services import: nothing of the server
+    # what other services import: nothing of the server (nor the edge's
+    # schema validator, a compiled wheel a conductor has no use for)
     'client': _SERVER + ('bench', 'numpy', 'sqlalchemy', 'oslo_db',
-                         'alembic'),
+                         'alembic', 'jsonschema_rs'),
     'service': ('cmd', 'client', 'bench', 'placement_feed'),
     # reads Placement, pushes through the client as a tracker would
     'placement_feed': _SERVER + ('rpc', 'nova', 'bench', 'numpy',
