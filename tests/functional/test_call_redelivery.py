@@ -23,6 +23,7 @@ import pytest
 from tests.functional import db_state
 from tests.functional import fault_load
 from tests.functional import server as server_mod
+from tests.functional import shared_broker
 from tests.functional import workload
 
 CALLS = 6
@@ -54,19 +55,27 @@ def _call(client, answers, lock):
         answers.append((time.monotonic(), kind, consumer))
 
 
-def kill_a_worker_holding_calls(server, sqlite_path, send):
-    """Hold ``server``'s SQLite database locked, ``send()`` the calls,
-    give both workers a second to take calls they cannot finish, SIGKILL
-    the first worker, and let the database go half a second later;
-    returns when the kill happened (``time.monotonic``)."""
+def kill_a_worker_holding_calls(server, sqlite_path, send, calls,
+                                queue=None):
+    """Hold ``server``'s SQLite database locked, ``send()`` the ``calls``
+    calls, wait until the workers have taken them all (the broker counts
+    them unacknowledged in ``queue``, the server's topic unless named:
+    each worker holds some, the broker hands them out in turn), SIGKILL
+    the first worker, and let the database go once it is dead; returns
+    when the kill happened (``time.monotonic``)."""
+    queue = queue or server.topic
     database = sqlite3.connect(str(sqlite_path), isolation_level=None)
     database.execute('BEGIN EXCLUSIVE')
     try:
         send()
-        time.sleep(1.0)
-        os.kill(server.worker_pids()[0], signal.SIGKILL)
+        db_state.wait_for(
+            lambda: shared_broker.queue_counts(queue) == (0, calls), 30,
+            '%d calls taken by the workers' % calls)
+        victim = server.worker_pids()[0]
+        os.kill(victim, signal.SIGKILL)
         killed = time.monotonic()
-        time.sleep(0.5)
+        db_state.wait_for(lambda: victim not in server.worker_pids(), 10,
+                          'the killed worker gone')
     finally:
         database.execute('ROLLBACK')
         database.close()
@@ -81,7 +90,7 @@ def test_a_dead_workers_calls_are_answered_by_another(server, tmp_path,
                                 daemon=True) for _ in range(CALLS)]
     killed = kill_a_worker_holding_calls(
         server, tmp_path / 'scheduler.sqlite',
-        lambda: [thread.start() for thread in threads])
+        lambda: [thread.start() for thread in threads], CALLS)
     for thread in threads:
         thread.join(ANSWERED_WITHIN + 30)
     placed = {c for _, kind, c in answers if kind == 'placed'}

@@ -41,6 +41,8 @@ from tests.functional.test_nova_client import nova_python  # noqa: F401
 from tests.functional.test_nova_client import start_nova
 
 CALLERS = 4
+# the topic nova's client calls ([nova] topic's default), its queue's name
+NOVA_TOPIC = 'scheduler'
 ANSWERED_WITHIN = 10   # seconds after the kill; nova's monitor waits 30
 
 
@@ -110,7 +112,8 @@ def _run(python, server, exchange, tmp_path, summary_line, how=''):
     for driver in drivers:
         assert '"ready"' in driver.stdout.readline()
     killed = kill_a_worker_holding_calls(
-        server, tmp_path / 'scheduler.sqlite', go.touch)
+        server, tmp_path / 'scheduler.sqlite', go.touch, CALLERS,
+        queue=NOVA_TOPIC)
     answers = [answers_of(driver, timeout=60)['boot'] for driver in drivers]
     longest = time.monotonic() - killed
     placed = [a for a in answers if a.get('result')]
