@@ -96,17 +96,16 @@ def _steady(server, placement, rp, other_than, what):
     stayed so for ``STEADY`` seconds (several feed cycles): a report the
     feed read before nova's last change may still be on its way, and the
     next boot would meet the usage that report carries."""
-    deadline = time.monotonic() + TIMEOUT
-    since, held = None, None
-    while time.monotonic() < deadline:
+    seen = {'since': None, 'held': None}
+
+    def steady():
         now = _settled(server, placement, rp)
-        if now is None or now == other_than or now != held:
-            since, held = time.monotonic(), now
-        elif time.monotonic() - since >= STEADY:
-            return held
-        time.sleep(0.05)
-    raise AssertionError('timed out after %ss waiting for %s' % (
-        TIMEOUT, what))
+        if now is None or now == other_than or now != seen['held']:
+            seen['since'], seen['held'] = time.monotonic(), now
+            return False
+        return time.monotonic() - seen['since'] >= STEADY
+    db_state.wait_for(steady, TIMEOUT, what)
+    return seen['held']
 
 
 def _start_feed(server):
