@@ -424,9 +424,11 @@ class _SchemaCheck:
         """The error of the first argument (in the schema's order) that
         has one: the one a reader of the message meets first."""
         order = {name: index for index, name in enumerate(self.accepted)}
-        errors = list(self._validator.iter_errors(args))
-        error = min(errors, key=lambda e: order.get(
-            e.instance_path[0] if e.instance_path else None, -1))
+        error = min(self._validator.iter_errors(args), default=None,
+                    key=lambda e: order.get(
+                        e.instance_path[0] if e.instance_path else None, -1))
+        if error is None:   # is_valid and iter_errors disagree: a bug
+            return _invalid('args', 'refused by the schema')
         return schema_errors.invalid_field(error, self.wire.schema)
 
 

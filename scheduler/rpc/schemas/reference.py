@@ -38,7 +38,9 @@ data of its primitive), a timestamp ISO 8601 text, and a tracker's
 ``stats`` the fields the tracker sent (a report that leaves out its
 capacity is refused, never read as zero). A nova RequestSpec primitive,
 whose fields are nova's, is read into a RequestSpec first and checked
-as one.
+as one. ``x-object`` names the object an argument must arrive as (a plain
+mapping in its place is refused); ``x-reason`` words the error of its
+schema.
 
 Before any of that, the envelope: only the methods below can be called
 (an attribute of the endpoint such as ``conf`` or ``stop`` is an unknown
