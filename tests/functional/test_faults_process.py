@@ -64,13 +64,13 @@ def test_worker_sigkill_under_load(server, summary_line):
     workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
     old = server.worker_pids()
     with fault_load.Load(server, threads=4) as load:
-        time.sleep(2)
+        workload.wait_placing(load)
         os.kill(old[0], signal.SIGKILL)
         killed = time.monotonic()
         _wait_workers(server, 2, not_in=old[:1])
         replaced = time.monotonic() - killed
         abandoned = _abandoned_call(server, load.client)
-        time.sleep(3)
+        workload.wait_placing(load, since=time.monotonic())
         # no new calls; a call the dead worker held may wait on (call
         # monitor): its claim, if any, is an orphan already
         load.stopping.set()
@@ -162,7 +162,7 @@ def test_sigusr2_prints_a_report_and_the_worker_lives(server):
     os.kill(worker, signal.SIGUSR2)
     db_state.wait_for(lambda: 'Guru Meditation' in server.out_path.read_text(
         errors='replace'), 15, 'a Guru Meditation Report')
-    time.sleep(0.5)
+    time.sleep(0.5)     # a moment in which it would die if the report did
     assert worker in server.worker_pids()
 
 

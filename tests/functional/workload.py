@@ -4,7 +4,8 @@
 ``push_hosts`` sends them from a tracker process and waits until the
 scheduler has stored them all, ``legacy_spec`` / ``object_spec`` build a
 request in each of the two forms ``SchedulerClient`` accepts.
-``run_conductors`` runs concurrent conductor threads to the end.
+``run_conductors`` runs concurrent conductor threads to the end;
+``wait_placing`` waits for a ``fault_load.Load``'s next placement.
 """
 
 import threading
@@ -61,6 +62,23 @@ def host_reports(count, disabled=(), prefix='host'):
 POLL_BOUND = 1.0
 
 
+def wait_polled():
+    """Wait until every worker has polled what is stored now: the bound
+    the scheduler promises (``POLL_BOUND``); a worker's poll shows
+    nowhere outside it, so this is the one fixed wait for it."""
+    time.sleep(POLL_BOUND)
+
+
+def wait_placing(load, since=None, timeout=30):
+    """Wait until ``load`` (a ``fault_load.Load``) got a placement
+    answered after ``since`` (``time.monotonic()``; any, if None): the
+    load is under way, or placing again after a fault."""
+    db_state.wait_for(
+        lambda: load.first_success_after(since or 0) is not None, timeout,
+        'a placement under load%s' % ('' if since is None
+                                      else ' after the mark'))
+
+
 def push_hosts(server, reports, timeout=60):
     """Push ``reports`` from a tracker process; wait until all are stored
     and every worker has polled them (``POLL_BOUND``)."""
@@ -70,7 +88,7 @@ def push_hosts(server, reports, timeout=60):
     db_state.wait_for(
         lambda: db_state.provider_count(server.engine) >= expected,
         timeout, '%d hosts in the scheduler database' % expected)
-    time.sleep(POLL_BOUND)
+    wait_polled()
 
 
 def legacy_spec(flavor, instance_uuids, availability_zone=None):
