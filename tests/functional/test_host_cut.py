@@ -42,6 +42,7 @@ from tests.functional import fault_load
 from tests.functional import net_host
 from tests.functional import server as server_mod
 from tests.functional import services
+from tests.functional import shared_broker
 from tests.functional import workload
 
 LONGEST = 10.0
@@ -81,8 +82,11 @@ def two_hosts(rabbitmq, database_url, tmp_path, request):
         a = server_mod.SchedulerServer(
             tmp_path / 'host-a',
             database_url.replace('127.0.0.1', host.address), 2,
+            # the shared broker's vhost of this test process, through
+            # A's link
             {'DEFAULT': {'host': 'host-a', 'transport_url':
-                         'rabbit://guest:guest@%s:5672/' % host.address},
+                         shared_broker.transport_url().replace(
+                             services.HOST, host.address)},
              'scheduler': {'topic': topic}, 'oslo_messaging_rabbit': rabbit})
         a.prefix = host.prefix
         servers += [a, b]
