@@ -55,12 +55,13 @@ def test_a_sighup_with_an_unknown_filter_keeps_serving(scheduler,
     server, load = _loaded(scheduler)
     workers = server.worker_pids()
     with load:
-        time.sleep(1)
+        workload.wait_placing(load)
         mark = time.monotonic()
         _edit(server, None, '[filter_scheduler]\nenabled_filters = '
               'ComputeFilter,RamFilter\n')
         _sighup_and_wait(server, 'Not reloading', 1)
-        time.sleep(3)
+        # still placing 3 s after the refused reload
+        workload.wait_placing(load, since=mark + 3)
     summary_line('reload: SIGHUP with an unknown filter: %s'
                  % figures(load, mark))
     [line] = [line for line in server.log_text().splitlines()
@@ -77,18 +78,18 @@ def test_a_good_sighup_drops_no_call_and_applies_debug(scheduler,
     server, load = _loaded(scheduler)
     workers = server.worker_pids()
     with load:
-        time.sleep(1)
+        workload.wait_placing(load)
         mark = time.monotonic()
         _edit(server, '[DEFAULT]\n', '[DEFAULT]\ndebug = true\n')
         _sighup_and_wait(server, 'Reload done', 1)
         replaced = server.worker_pids()
         # a second SIGHUP used to kill the parent's supervisor thread
         _sighup_and_wait(server, 'Reload done', 2)
-        time.sleep(1)
+        workload.wait_placing(load, since=time.monotonic())
     summary_line('reload: two good SIGHUPs (debug = true), one worker at '
                  'a time: %s' % figures(load, mark))
     assert _not_placed(load) == []
-    assert max(wait for _, wait in load.waits) < PROMPT
+    assert max(wait for _, wait in load.call_waits) < PROMPT
     assert not set(replaced) & set(workers)
     assert len(server.worker_pids()) == 2
     assert _one_at_a_time(server.log_text().split('Reload done', 1)[0])

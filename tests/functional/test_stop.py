@@ -16,6 +16,7 @@ import pytest
 
 from tests.functional import fault_load
 from tests.functional import workload
+from tests import waiting
 
 # a call answered later than this waited on something gone
 PROMPT = 10.0
@@ -24,8 +25,9 @@ AMQP_CLOSING = 'during closing channel'
 
 def timed(load):
     """Record the duration of every call ``load`` makes in
-    ``load.waits``: [(started, seconds)]."""
-    load.waits = []
+    ``load.call_waits``: [(started, seconds)] (``load.waits`` is the
+    Load's own: when each call ended)."""
+    load.call_waits = []
     call = load.client.select_destinations
 
     def select_destinations(*args, **kwargs):
@@ -34,7 +36,7 @@ def timed(load):
             return call(*args, **kwargs)
         finally:
             with load.lock:
-                load.waits.append(
+                load.call_waits.append(
                     (started, time.monotonic() - started))
     load.client.select_destinations = select_destinations
     return load
@@ -42,7 +44,7 @@ def timed(load):
 
 def figures(load, since):
     """One line: calls since ``since``, how answered, longest wait."""
-    waits = [wait for started, wait in load.waits if started >= since]
+    waits = [wait for started, wait in load.call_waits if started >= since]
     answers = [kind for at, kind, _, _ in load.answers if at >= since]
     return '%d calls, %s, longest wait %.2f s' % (
         len(answers), dict(sorted(
@@ -55,15 +57,15 @@ def test_sigterm_under_load_loses_no_call(scheduler, summary_line):
     server = scheduler(workers=2)
     workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
     with timed(fault_load.Load(server, threads=3)) as load:
-        time.sleep(2)
+        workload.wait_placing(load)
         mark = time.monotonic()
         server.restart()
-        time.sleep(2)
+        workload.wait_placing(load, since=time.monotonic())
     summary_line('stop: SIGTERM under load, restarted at once: %s'
                  % figures(load, mark - 1))
     assert [kind for _, kind, _, _ in load.answers if kind != 'placed'] \
         == []
-    assert max(wait for _, wait in load.waits) < PROMPT
+    assert max(wait for _, wait in load.call_waits) < PROMPT
     assert fault_load.audit(server, load) == []
     assert AMQP_CLOSING not in server.log_text()
     stopped = (server.workdir / 'server-1.log').read_text()
@@ -97,11 +99,8 @@ def test_a_clean_stop_marks_the_record_down_and_restarts_reuse_it(
 
 def _wait_records(db, count):
     from scheduler.db import services as db_services
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        live = db_services.list_services(db, 60, live_only=True)
-        if len(live) >= count:
-            return live
-        time.sleep(0.2)
-    pytest.fail('%d live service records expected' % count)
+    return waiting.wait_for(
+        lambda: (lambda live: live if len(live) >= count else None)(
+            db_services.list_services(db, 60, live_only=True)),
+        20, '%d live service records' % count)
 
