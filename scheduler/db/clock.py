@@ -42,6 +42,12 @@ LOG = logging.getLogger(__name__)
 
 #: seconds between two readings of the server's clock
 REFRESH = 60.0
+#: seconds the clocks of two hosts may differ (doc/source/admin/
+#: production.rst, "Clocks"); ``skew_warning`` names a host further off
+ALLOWED_SKEW = 5.0
+#: seconds a reading may be off itself (half a round trip, drift since):
+#: a host exactly ``ALLOWED_SKEW`` off is not named for it
+READING_ERROR = 0.5
 
 #: the server's UTC time, per SQLAlchemy dialect name
 _UTC_NOW = {
@@ -97,6 +103,20 @@ class DatabaseClock:
         if self._local or self._reading is None:
             return None
         return (self.now() - timeutils.utcnow()).total_seconds()
+
+
+def skew_warning(offset, allowed=ALLOWED_SKEW):
+    """What to tell the operator of a host whose clock is ``offset``
+    seconds behind the database's (``DatabaseClock.offset()``; negative:
+    ahead), or None while it is within ``allowed`` seconds (and the
+    reading's own error)."""
+    if offset is None or abs(offset) <= allowed + READING_ERROR:
+        return None
+    return ('This host\'s clock is %.1f s %s the database server\'s, more '
+            'than the %.0f s the scheduler allows between hosts: '
+            'synchronize it (NTP; doc/source/admin/production.rst, '
+            '"Clocks")' % (abs(offset), 'behind' if offset > 0
+                           else 'ahead of', allowed))
 
 
 def _naive(stamp):

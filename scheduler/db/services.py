@@ -13,7 +13,10 @@ pid becomes ``STOPPED`` (0) and it reads down at once.
 age (``scheduler-manage db purge``).
 
 Times are naive UTC, like every other timestamp in the database. Workers
-of release 0.1 keep no record (they predate this table).
+of release 0.1 keep no record (they predate this table). A heartbeat also
+looks at this host's clock: while it is further from the database
+server's than the scheduler allows (``scheduler.db.clock.ALLOWED_SKEW``),
+the worker logs one warning.
 """
 
 import datetime
@@ -26,6 +29,7 @@ from oslo_log import log as logging
 
 from scheduler import objects
 from scheduler import version
+from scheduler.db import clock as db_clock
 from scheduler.db import models
 from scheduler.db import types
 
@@ -140,6 +144,7 @@ class Heartbeat:
         self.service_id = None
         self.stopped = threading.Event()
         self._lock = threading.Lock()
+        self._clock_warned = False
 
     def _tick(self):
         with self._lock:
@@ -153,6 +158,18 @@ class Heartbeat:
                     beat(self.db, self.service_id)
             except Exception as exc:  # keep serving; the record can wait
                 LOG.warning('Service record not written: %s', exc)
+                return
+            self._check_clock()
+
+    def _check_clock(self):
+        """Warn once while this host's clock is further from the
+        database's than the scheduler allows (``scheduler.db.clock``)."""
+        clock = self.db.clock
+        clock.now()                     # a fresh reading when due
+        warning = db_clock.skew_warning(clock.offset())
+        if warning and not self._clock_warned:
+            LOG.warning(warning)
+        self._clock_warned = warning is not None
 
     def _loop(self):
         self._tick()

@@ -17,7 +17,8 @@ connections until it sees a majority again). Each node runs with a group
 id of its own (``RabbitNode.group``), so that ``rabbit_partition`` can
 cut one off from the others, and with ``net_ticktime`` at
 ``NET_TICKTIME`` seconds instead of 60, so that the others notice within
-a test's time (between 1 and 1.25 times it).
+a test's time (between 1 and 1.25 times it); the environment variable
+``SCHEDULER_RABBIT_NET_TICKTIME`` sets another value.
 """
 
 import contextlib
@@ -28,7 +29,8 @@ from tests.functional import rabbit_node
 
 NODES = 3
 #: seconds of silence after which a node holds another for gone
-NET_TICKTIME = 8
+#: (``SCHEDULER_RABBIT_NET_TICKTIME``: RabbitMQ's default is 60)
+NET_TICKTIME = int(os.environ.get('SCHEDULER_RABBIT_NET_TICKTIME', 8))
 #: the first node's group id; the others follow
 GROUP_BASE = 23800
 

@@ -14,7 +14,8 @@ instance reported through A, then deleted through B.
 
 Both workers read up meanwhile (``scheduler-manage service list``'s
 records: their heartbeats, on their own clocks, are compared with a
-margin of ``[DEFAULT] worker_down_time``, 60 s).
+margin of ``[DEFAULT] worker_down_time``, 60 s). A host whose clock is
+further off than allowed says so in its log.
 """
 
 import glob
@@ -147,3 +148,21 @@ def test_a_delete_through_a_host_behind_is_not_lost(skewed_hosts):
     finally:
         for client in clients:
             client.close()
+
+
+@pytest.mark.parametrize('backend', ['postgresql'])
+def test_a_host_further_off_says_so(rabbitmq, database_url, tmp_path):
+    server = server_mod.SchedulerServer(tmp_path / 'far', database_url, 1,
+                                        {'DEFAULT': {'host': 'host-far'}})
+    server.prefix = _skewed_by(-3 * SKEW)
+    try:
+        server.db_sync()
+        server.start().wait_ready()
+        waiting.wait_for(
+            lambda: server.count_in_log('s behind the database server'),
+            30, 'the warning of a clock %d s behind' % (3 * SKEW))
+        [line] = server.lines_with('s behind the database server')
+        assert 'clock is %d.' % (3 * SKEW) in line or (
+            'clock is %d.9' % (3 * SKEW - 1) in line), line
+    finally:
+        server.close()
