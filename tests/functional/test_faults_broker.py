@@ -66,11 +66,12 @@ def test_broker_restart_under_load(rabbit, tmp_path, summary_line):
         with fault_load.Load(server, threads=4, retry_same=True) as load, \
                 fault_load.Load(server, threads=2, timeout=IMPATIENT,
                                 retry_same=True) as impatient:
-            time.sleep(1)
+            workload.wait_placing(load)
             rabbit.stop()
-            time.sleep(OUTAGE)
+            time.sleep(OUTAGE)      # the outage's length
             rabbit.start()
             back = time.monotonic()
+            # the window in which placements must flow again, and go on
             time.sleep(BACK_WITHIN + 1)
         _assert_no_orphan(server, load, impatient, summary_line)
         after = [a for a in load.answers if a[0] >= back]

@@ -43,9 +43,10 @@ def test_database_restart_under_load(rabbitmq, private_database, tmp_path,
         server.start().wait_ready()
         workload.push_hosts(server, workload.host_reports(fault_load.HOSTS))
         with fault_load.Load(server, threads=4) as load:
-            time.sleep(2)
+            workload.wait_placing(load)
             private_database.restart()
             back = time.monotonic()
+            # the window in which placements must flow again, and go on
             time.sleep(BACK_WITHIN + 1)
         summary_line('faults: %s restart: %s; placements again after '
                      '%s s; longest wait %.1f s; orphan claims %d' % (
