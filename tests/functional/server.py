@@ -103,6 +103,9 @@ class SchedulerServer:
             sections.setdefault(section, {}).update(values)
         # servers given one topic serve it together
         self.topic = sections['scheduler']['topic']
+        # where trackers' reports queue ([scheduler] report_topic)
+        self.report_topic = (sections['scheduler'].get('report_topic')
+                             or '%s_reports' % self.topic)
         # every process that logs a 'serving topic' line once up
         self.serving = workers + int(
             sections['DEFAULT'].get('report_workers', 0))
@@ -293,7 +296,7 @@ class SchedulerServer:
                 thread.join(30)
             if self._engine is not None:
                 self._engine.dispose()
-            _delete_queues([self.topic,
+            _delete_queues([self.topic, self.report_topic,
                             '%s.%s' % (self.topic, RPC_SERVER_NAME)])
 
 
