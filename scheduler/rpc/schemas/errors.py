@@ -76,9 +76,11 @@ def invalid_field(error, schema):
     custom = where.get('x-reason')
     kind = error.kind
     if 'x-expected' in where:
+        got = exception.echo(error.instance) if kind.name == 'const' \
+            else _type_name(error.instance)
         return exception.InvalidField(
             field=field_name(error.instance_path), reason='expected %s, '
-            'got %s' % (where['x-expected'], _type_name(error.instance)))
+            'got %s' % (where['x-expected'], got))
     if not custom and kind.name in ('anyOf', 'oneOf') and \
             kind.context and any(kind.context):
         return invalid_field(_deepest(error), schema)

@@ -37,8 +37,10 @@ from scheduler.rpc.schemas import keywords
 
 #: where an object primitive keeps its fields (ours, then nova's)
 DATA_KEYS = ('scheduler_object.data', 'nova_object.data')
+#: where one of ours keeps its object's name
+NAME_KEY = 'scheduler_object.name'
 #: an error's path step that is no field (dropped when naming it)
-ENVELOPE_STEPS = frozenset(DATA_KEYS)
+ENVELOPE_STEPS = frozenset(DATA_KEYS + (NAME_KEY,))
 _RULES = frozenset(keywords.build(None))
 _BRANCHES = ('anyOf', 'oneOf')
 #: keywords holding one schema that may or may not apply
@@ -110,14 +112,19 @@ def _of_objects(schema):
 def _enveloped(schema):
     """``schema`` of a mapping, applied to the data of an object
     primitive when the value is one; with ``x-object`` (an object's
-    name), anything but such a primitive is refused."""
+    name), anything but such a primitive (one of ours of another name,
+    a plain mapping) is refused."""
     wrapped = schema
-    if 'x-object' in schema:
-        wrapped = {'not': True, 'x-expected': schema['x-object']}
+    named = schema.get('x-object')
+    if named:
+        wrapped = {'not': True, 'x-expected': named}
     for data in reversed(DATA_KEYS):
+        fields = {data: schema}
+        if named and data == DATA_KEYS[0]:
+            fields[NAME_KEY] = {'const': named, 'x-expected': named}
         wrapped = {
             'if': {'type': 'object', 'required': [data]},
-            'then': {'properties': {data: schema}},
+            'then': {'properties': fields},
             'else': wrapped,
         }
     return wrapped

@@ -144,3 +144,14 @@ def test_every_schema_is_built_when_the_check_is_built(monkeypatch):
     validation.EdgeCheck(LIMITS)
     assert set(built) == {id(schema) for method in schemas.METHODS
                           for schema in schemas.versions(method).values()}
+
+
+def test_an_object_of_another_name_is_refused_naming_it():
+    primitive = _raw(spec=objects.RequestSpec(flavor=objects.Flavor(
+        vcpus=1, memory_mb=1)))['spec']
+    primitive['scheduler_object.name'] = 'NoSuchObject'
+    with pytest.raises(exception.InvalidField) as info:
+        validation.EdgeCheck(LIMITS).check_message(
+            'select_destinations', '1.3', {'spec_obj': primitive})
+    assert info.value.kwargs['field'] == 'spec_obj'
+    assert "expected RequestSpec, got 'NoSuchObject'" in str(info.value)
