@@ -17,7 +17,8 @@ under ``CI=true``.
 ``queue_counts(queue)`` is what the broker holds for a queue now: the
 messages ready and those delivered but not acknowledged (the servers
 acknowledge a message once handled, so ``drained(queue)`` means every
-message sent to it was handled).
+message sent to it was handled; ``drained(prefix, every=True)``: to
+every queue whose name starts so, e.g. a topic and its fanout queues).
 """
 
 import functools
@@ -121,20 +122,31 @@ def amqp_url():
     return 'amqp://guest:guest@%s/%s' % (HOST_PORT, _path() or '/')
 
 
-def queue_counts(queue):
-    """(messages ready, messages unacknowledged) in ``queue`` now, or
-    None while the queue does not exist."""
+def _queues():
+    """{queue name: (messages ready, messages unacknowledged)} now."""
     require()
     out = _ctl('list_queues', '-p', vhost(), '--no-table-headers', 'name',
                'messages_ready', 'messages_unacknowledged')
+    counts = {}
     for line in out.splitlines():
         fields = line.split()
-        if len(fields) == 3 and fields[0] == queue:
-            return int(fields[1]), int(fields[2])
-    return None
+        if len(fields) == 3:
+            counts[fields[0]] = (int(fields[1]), int(fields[2]))
+    return counts
 
 
-def drained(queue):
-    """Every message sent to ``queue`` was handled: none is ready, none
-    is being handled (unacknowledged)."""
-    return queue_counts(queue) == (0, 0)
+def queue_counts(queue):
+    """(messages ready, messages unacknowledged) in ``queue`` now, or
+    None while the queue does not exist."""
+    return _queues().get(queue)
+
+
+def drained(queue, every=False):
+    """Every message sent to ``queue`` (or, with ``every``, to each
+    queue whose name starts with ``queue``; at least one) was handled:
+    none is ready, none is being handled (unacknowledged)."""
+    if not every:
+        return queue_counts(queue) == (0, 0)
+    counts = [held for name, held in _queues().items()
+              if name.startswith(queue)]
+    return bool(counts) and all(held == (0, 0) for held in counts)

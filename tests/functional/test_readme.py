@@ -10,11 +10,11 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
 from tests.functional import db_state
+from tests.functional import shared_broker
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MARKER = 'a test runs it against a real server)::'
@@ -50,6 +50,7 @@ def test_readme_client_example_runs_verbatim(scheduler, tmp_path):
     db_state.wait_for(lambda: first not in {
         row['consumer_uuid'] for row in db_state.allocations(server.engine)
     }, 30, 'the first instance released')
-    time.sleep(1)
+    db_state.wait_for(lambda: shared_broker.drained(server.topic, every=True),
+                      30, 'every cast handled (topic, reports, fanout)')
     assert server.errors_in_log() == []
     assert server.count_in_log('Rejected') == 0
