@@ -28,6 +28,14 @@ instead of the instance) is planned by ``GroupPlanner``
 instance, all claimed in the same transaction; a request without groups
 only ever considers compute providers.
 
+The steps are public methods that other planners compose: ``filter``
+(the rows past the filters), ``weigh`` (the weighers' total per row),
+``top`` (the best rows, ties shuffled), ``no_valid_host`` (the answer
+when nothing fits), and ``place_all``, the greedy placement of a
+request's instances among the filtered rows, which the solver
+(``scheduler.driver.solver``) overrides; ``GroupPlanner`` calls the
+first four.
+
 A NoValidHost is only answered from a view that is fresh (a forced
 refresh when the poller may be behind) and holds no tentative claim of
 another request of this worker (which might still lose): otherwise the
@@ -67,7 +75,7 @@ LOG = logging.getLogger(__name__)
 # settle before it answers NoValidHost anyway
 SETTLE_WAIT = 10.0
 
-# the random jitter that shuffles hosts of equal weight (see _top)
+# the random jitter that shuffles hosts of equal weight (see top)
 TIE_JITTER = 1e-9
 
 # no rows (a diagnosis step that removed nothing)
@@ -187,7 +195,7 @@ class FilterScheduler:
             with self.cache.lock:
                 table = self.cache.table
                 rows = decision.timed(
-                    'filter', self._filter, table, request,
+                    'filter', self.filter, table, request,
                     Diagnosis(table.size), _compute_only(table),
                     [f for f in self.filters if f.judges_image])
                 decision.considered = len(rows)
@@ -371,16 +379,16 @@ class FilterScheduler:
                 return self._plan_groups(table, request, consumers,
                                          return_alternates, decision, key,
                                          plan)
-            candidates = decision.timed('filter', self._filter, table,
+            candidates = decision.timed('filter', self.filter, table,
                                         request, diagnosis,
                                         _compute_only(table))
             decision.considered = len(candidates)
-            self._place_all(table, request, candidates, consumers,
+            self.place_all(table, request, candidates, consumers,
                             return_alternates, plan, diagnosis, decision,
                             key)
             return plan
 
-    def _place_all(self, table, request, candidates, consumers,
+    def place_all(self, table, request, candidates, consumers,
                    return_alternates, plan, diagnosis, decision, key):
         """Place every instance of a request without resource groups
         among ``candidates`` (the hosts past the filters): greedily, one
@@ -403,8 +411,8 @@ class FilterScheduler:
                            plan, key)
         return plan
 
-    def _filter(self, table, request, diagnosis, within=None,
-                filters=None):
+    def filter(self, table, request, diagnosis, within=None,
+               filters=None):
         """Rows that pass every filter (among ``within``, a mask of the
         providers of the request's kind, if given; ``filters``: those
         of the driver when None), in row order; the table's read-only
@@ -457,10 +465,12 @@ class FilterScheduler:
         candidates = (table.every_row() if hosts_in == table.size
                       else np.flatnonzero(alive))
         if not len(candidates):
-            self._no_valid_host(request, diagnosis)
+            self.no_valid_host(request, diagnosis)
         return candidates
 
-    def _no_valid_host(self, request, diagnosis, note=None):
+    def no_valid_host(self, request, diagnosis, note=None):
+        """Raise NoValidHost with what ``diagnosis`` counted (host names
+        to an admin only), and ``note`` (why nothing fit) if given."""
         if note is not None:
             diagnosis.note = note
         raise exception.NoValidHost(
@@ -477,7 +487,7 @@ class FilterScheduler:
             notes = ['only %d of %d instances fit, none placed' % (
                 len(plan.claims), total)] if plan.claims else []
             notes += [n for n in (group_note, gang_note) if n]
-            self._no_valid_host(request, diagnosis,
+            self.no_valid_host(request, diagnosis,
                                 note='; '.join(notes) or None)
         wanted = max(self.host_subset_size,
                      self.max_attempts if return_alternates else 1)
@@ -529,9 +539,9 @@ class FilterScheduler:
     def _rank(self, table, rows, request, wanted):
         """The ``wanted`` best rows, best first, and their weights; ties
         in random order."""
-        return self._top(rows, self._weigh(table, rows, request), wanted)
+        return self.top(rows, self.weigh(table, rows, request), wanted)
 
-    def _weigh(self, table, rows, request):
+    def weigh(self, table, rows, request):
         """The weighers' total weight of each row."""
         total = np.zeros(len(rows), dtype=np.float64)
         for weigher in self.weighers:
@@ -540,7 +550,7 @@ class FilterScheduler:
                 total += weighted
         return total
 
-    def _top(self, rows, total, wanted):
+    def top(self, rows, total, wanted):
         """The ``wanted`` rows of highest ``total``, best first.
 
         A jitter far below any real weight difference (``TIE_JITTER``)

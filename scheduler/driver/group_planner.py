@@ -60,14 +60,14 @@ class GroupPlanner:
             diagnosis.note = 'resource group %r' % group.name
             mask = _label_mask(table, group, diagnosis)
             if group.is_compute:
-                rows = self.driver._filter(table, request, diagnosis,
+                rows = self.driver.filter(table, request, diagnosis,
                                            within=mask)
             else:
                 disabled = mask & table.disabled[:table.size]
                 _step(diagnosis, 'ProviderDisabled', mask, disabled, None)
                 rows = np.flatnonzero(mask & ~disabled)
                 if not len(rows):
-                    self.driver._no_valid_host(request, diagnosis)
+                    self.driver.no_valid_host(request, diagnosis)
             out[group.name] = rows
         return out
 
@@ -148,11 +148,11 @@ class GroupPlanner:
         """Positions in ``rows`` of the ``wanted`` best, best first, and
         their weights; ``soft``: the soft rules each row keeps."""
         if group.is_compute:
-            total = self.driver._weigh(table, rows, request)
+            total = self.driver.weigh(table, rows, request)
         else:
             total = normalize(_free_share(table, group, rows))
         total = total + self.multiplier * soft
-        return self.driver._top(np.arange(len(rows)), total, wanted)
+        return self.driver.top(np.arange(len(rows)), total, wanted)
 
     def _consistent(self, table, request, fitting):
         """Hard 'same' rules: keep the providers whose scope value has
@@ -187,7 +187,7 @@ class GroupPlanner:
         if plan.claims:
             note += '; %d claims of this request planned, none placed' % (
                 len(plan.claims))
-        self.driver._no_valid_host(request, diagnosis, note=note)
+        self.driver.no_valid_host(request, diagnosis, note=note)
 
 
 def scope_column(table, scope):

@@ -8,7 +8,7 @@ destination then its alternates; the same refresh, preload, filters,
 assumed claims, claim transaction (``claims.claim_resources``, with its
 SQL re-check of capacity and of the hard group policy), re-planning on a
 claim conflict, NoValidHost diagnosis, decision log and recorder. Only the
-placement step (``_place_all``) differs, and only for a request whose
+placement step (``place_all``) differs, and only for a request whose
 instances constrain each other: more than one instance, in a server group
 (any policy). Other requests are placed greedily: with nothing coupling
 its instances, a request's best placement is the greedy one.
@@ -107,7 +107,7 @@ class SolverScheduler(filter_scheduler.FilterScheduler):
         finally:
             self._hint.value = None
 
-    def _place_all(self, table, request, candidates, consumers,
+    def place_all(self, table, request, candidates, consumers,
                    return_alternates, plan, diagnosis, decision, key):
         hint = getattr(self._hint, 'value', None)
         if hint is not None:
@@ -120,14 +120,14 @@ class SolverScheduler(filter_scheduler.FilterScheduler):
             self._outcome('hint_stale')
         if len(consumers) < 2 or request.group is None:
             self._outcome('greedy')
-            return super()._place_all(
+            return super().place_all(
                 table, request, candidates, consumers, return_alternates,
                 plan, diagnosis, decision, key)
         placed = decision.timed('weigh', self._solve, table, request,
                                 candidates, consumers, return_alternates,
                                 plan, key)
         if not placed:
-            super()._place_all(table, request, candidates, consumers,
+            super().place_all(table, request, candidates, consumers,
                                return_alternates, plan, diagnosis,
                                decision, key)
 
@@ -225,7 +225,7 @@ class SolverScheduler(filter_scheduler.FilterScheduler):
         """What the window model needs of one request (its ranked
         candidates, weights and caps), None when it has none."""
         try:
-            candidates = self._filter(table, request,
+            candidates = self.filter(table, request,
                                       Diagnosis(table.size),
                                       filter_scheduler._compute_only(table))
         except exception.NoValidHost:
@@ -275,7 +275,7 @@ class SolverScheduler(filter_scheduler.FilterScheduler):
                 fitting = fitting[group.allows(table, fitting)]
             ranked, weights = self._rank(table, fitting, request,
                                          self.max_attempts + len(hosts))
-        own = dict(zip(hosts.tolist(), self._weigh(table, hosts, request)))
+        own = dict(zip(hosts.tolist(), self.weigh(table, hosts, request)))
         for row, consumer in zip(rows, consumers):
             self._take(table, request, row, own[row], consumer, plan, key)
             if return_alternates:

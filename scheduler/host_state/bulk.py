@@ -22,7 +22,7 @@ numpy calls per resource class for the whole batch (``_apply_usage``).
 Any other batch is applied whole: the numbers of every row (generation,
 state, report time, failed builds, inventories) as one fancy-indexed
 store per column, and row by row only what a report changed beyond
-numbers (attributes text, zone, kind: ``HostTable._describe``) and
+numbers (attributes text, zone, kind: ``HostTable.describe_row``) and
 providers new to the table, then the report columns of the rows. No
 Python step runs per row that only changed usage, on either path.
 
@@ -41,7 +41,7 @@ import operator
 
 import numpy as np
 
-from scheduler.host_state.table import _ResourceColumns
+from scheduler.host_state.table import ResourceColumns
 
 # the column order of scheduler.db.provider_reads.load_all
 PROVIDER_FIELDS = ('id', 'uuid', 'host', 'nodename', 'generation',
@@ -76,7 +76,7 @@ def load(table, providers, inventories):
     n = len(providers)
     if not n:
         return 0
-    table._grow(max(n, table._allocated))
+    table.grow(max(n, table.allocated))
     columns = list(zip(*providers))
     ids, uuids, hosts, nodenames, generations, disabled, zones, \
         reported, attributes, failed = columns[:10]
@@ -94,13 +94,13 @@ def load(table, providers, inventories):
     table.nodenames[:] = nodenames
     table.uuids[:] = uuids
     table.reported_zones[:] = zones
-    table._row_of.update(zip(ids, range(n)))
-    rows_of_host = table._rows_of_host
+    table.row_index.update(zip(ids, range(n)))
+    rows_of_host = table.host_rows
     for row, host in enumerate(hosts):
         rows_of_host.setdefault(host, []).append(row)
     for row in [r for r, (host, node) in enumerate(zip(hosts, nodenames))
                 if host != node]:
-        table._other_nodes.setdefault(nodenames[row], []).append(row)
+        table.other_nodes.setdefault(nodenames[row], []).append(row)
     table.attributes.extend(attributes)
     _zones(table, zones, n)
     _labels(table, kinds, hosts, attributes, n)
@@ -113,12 +113,12 @@ def load(table, providers, inventories):
 
 def _labels(table, kinds, hosts, attributes, n):
     """Kinds and host names as whole columns; traits and locality row by
-    row, only where the JSON text has some (``HostTable._set_labels``)."""
+    row, only where the JSON text has some (``HostTable.set_labels``)."""
     table.labels.set_bulk(kinds, hosts, n)
     labelled = [row for row, raw in enumerate(attributes)
                 if raw and ('"traits": ["' in raw or '"locality": {"' in raw)]
     for row in labelled:
-        table._set_labels(row, {'kind': kinds[row],
+        table.set_labels(row, {'kind': kinds[row],
                                 'attributes': attributes[row]})
 
 
@@ -162,7 +162,7 @@ def _inventories(table, inventories, accepted=None):
     step = _NUMBER_FIELDS.index('step_size')
     for rc in classes:
         if rc not in table.resources:
-            table.resources[rc] = _ResourceColumns(table._allocated)
+            table.resources[rc] = ResourceColumns(table.allocated)
     for rc, cols in table.resources.items():
         of_class = known & (codes == classes.index(rc)) if rc in classes \
             else np.zeros(m, dtype=bool)
@@ -189,7 +189,7 @@ def _mask(table, rows):
 def _withdraw(cols, rows):
     """The class is gone from these rows' inventories."""
     if len(rows):
-        for name in _ResourceColumns.NAMES + ('allocation_ratio',):
+        for name in ResourceColumns.NAMES + ('allocation_ratio',):
             getattr(cols, name)[rows] = 0
 
 
@@ -209,7 +209,7 @@ def apply_changes(table, providers, inventories, read_epoch=None):
         return n
     new = np.flatnonzero(rows < 0)
     for index in new.tolist():
-        rows[index] = table._append(dict(zip(PROVIDER_FIELDS,
+        rows[index] = table.append_provider(dict(zip(PROVIDER_FIELDS,
                                              providers[index])))
     keep = table.confirmed[rows] <= epoch
     if not keep.all():
@@ -223,10 +223,10 @@ def apply_changes(table, providers, inventories, read_epoch=None):
     described = _described(table, rows, columns)
     described[new] = True
     for index in np.flatnonzero(described & keep).tolist():
-        table._describe(int(rows[index]),
+        table.describe_row(int(rows[index]),
                         dict(zip(PROVIDER_FIELDS, providers[index])))
     _inventories(table, inventories, where)
-    for column, compute in table._report_columns.values():
+    for column, compute in table.report_columns.values():
         column[where] = compute(table, where)
     return n
 
@@ -307,7 +307,7 @@ def _failed_builds(values):
 def _rows_of(table, provider_ids):
     """Row of each provider id, -1 for ids the table has not (a dict
     lookup per id, run by ``map`` in C)."""
-    return np.fromiter(map(table._row_of.get, provider_ids,
+    return np.fromiter(map(table.row_index.get, provider_ids,
                            itertools.repeat(-1)), np.intp,
                        len(provider_ids))
 

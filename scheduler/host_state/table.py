@@ -8,6 +8,14 @@ that. ``claimed`` is the database's figure (plus this worker's confirmed
 claims until the next read of the row brings them in); ``assumed`` holds
 this worker's tentative claims (``scheduler.host_state.assumed``), which a
 reload of the row never erases: only ``forget`` or ``confirm`` do.
+
+The poller writes whole columns at once (``scheduler.host_state.bulk``)
+through the table's update API, which is public for it: ``grow`` and
+``allocated`` (the columns' length), ``row_index`` (provider id -> row),
+``host_rows`` and ``other_nodes`` (the indexes of hosts and nodes),
+``append_provider``, ``describe_row`` and ``set_labels`` (one row's
+identity and labels), ``report_columns`` (columns derived from a report).
+Anything else changes rows through ``apply``.
 """
 
 import datetime
@@ -30,7 +38,7 @@ LOG = logging.getLogger(__name__)
 _INITIAL_CAPACITY = 64
 
 
-class _ResourceColumns:
+class ResourceColumns:
     """The per-row numbers of one resource class.
 
     ``free`` (capacity - max(reported_used, claimed + assumed)) is kept up
@@ -86,21 +94,21 @@ class HostTable:
         self.aggregates = AggregateIndex()
         self.image_properties = ImagePropertyIndex(image_properties)
         self.size = 0
-        self._allocated = _INITIAL_CAPACITY
-        self.provider_id = np.zeros(self._allocated, dtype=np.int64)
-        self.generation = np.zeros(self._allocated, dtype=np.int64)
-        self.disabled = np.zeros(self._allocated, dtype=bool)
-        self.reported_at = np.zeros(self._allocated, dtype=np.float64)
-        self.az = np.zeros(self._allocated, dtype=np.int32)
-        self.failed_builds = np.zeros(self._allocated, dtype=np.int64)
+        self.allocated = _INITIAL_CAPACITY
+        self.provider_id = np.zeros(self.allocated, dtype=np.int64)
+        self.generation = np.zeros(self.allocated, dtype=np.int64)
+        self.disabled = np.zeros(self.allocated, dtype=bool)
+        self.reported_at = np.zeros(self.allocated, dtype=np.float64)
+        self.az = np.zeros(self.allocated, dtype=np.int32)
+        self.failed_builds = np.zeros(self.allocated, dtype=np.int64)
         # when this worker last confirmed a claim on the row (see apply)
-        self.confirmed = np.zeros(self._allocated, dtype=np.int64)
+        self.confirmed = np.zeros(self.allocated, dtype=np.int64)
         self.confirm_epoch = 0
         self.dirty = set()
-        self.resources = {rc: _ResourceColumns(self._allocated)
+        self.resources = {rc: ResourceColumns(self.allocated)
                           for rc in rcs.STANDARD}
         # kind, traits and locality columns (generic providers)
-        self.labels = ProviderLabels(self._allocated)
+        self.labels = ProviderLabels(self.allocated)
         self.hosts = []
         self.reported_zones = []
         self.nodenames = []
@@ -108,15 +116,15 @@ class HostTable:
         self.attributes = AttributeStore()
         self.az_names = []
         self._az_index = {}
-        self._row_of = {}
-        self._rows_of_host = {}
+        self.row_index = {}
+        self.host_rows = {}
         # rows whose node is not named like their host (most are: those
-        # are found through _rows_of_host), see rows_of_node()
-        self._other_nodes = {}
+        # are found through host_rows), see rows_of_node()
+        self.other_nodes = {}
         # attribute name -> (numpy column, default, value_of), see column()
         self._attribute_columns = {}
         # name -> (numpy column, compute), see report_column()
-        self._report_columns = {}
+        self.report_columns = {}
         # name -> (default, derive) of columns built together, see column()
         self._expected = {}
         # see every_row(): rebuilt when its length is not the size
@@ -136,18 +144,18 @@ class HostTable:
         # per row, for callers outside the poller (which uses
         # scheduler.host_state.bulk.apply_changes, whole columns at once)
         for provider in providers:
-            row = self._row_of.get(provider['id'])
+            row = self.row_index.get(provider['id'])
             if row is None:
-                row = self._append(provider)
+                row = self.append_provider(provider)
             elif (read_epoch is not None
                   and self.confirmed[row] > read_epoch):
                 self.dirty.add(provider['id'])
                 continue
             self._set_row(row, provider)
             changed.append(row)
-        if changed and self._report_columns:
+        if changed and self.report_columns:
             rows = np.array(changed, dtype=np.intp)
-            for column, compute in self._report_columns.values():
+            for column, compute in self.report_columns.values():
                 column[rows] = compute(self, rows)
 
     def take_dirty(self):
@@ -155,15 +163,15 @@ class HostTable:
         dirty, self.dirty = self.dirty, set()
         return dirty
 
-    def _append(self, provider):
-        if self.size == self._allocated:
-            self._grow(self._allocated * 2)
+    def append_provider(self, provider):
+        if self.size == self.allocated:
+            self.grow(self.allocated * 2)
         row = self.size
         self.size += 1
-        self._row_of[provider['id']] = row
-        self._rows_of_host.setdefault(provider['host'], []).append(row)
+        self.row_index[provider['id']] = row
+        self.host_rows.setdefault(provider['host'], []).append(row)
         if provider['nodename'] != provider['host']:
-            self._other_nodes.setdefault(provider['nodename'], []).append(row)
+            self.other_nodes.setdefault(provider['nodename'], []).append(row)
         self.hosts.append(provider['host'])
         self.reported_zones.append(None)
         self.nodenames.append(provider['nodename'])
@@ -172,7 +180,7 @@ class HostTable:
         self.labels.append()
         return row
 
-    def _grow(self, size):
+    def grow(self, size):
         for name in ('provider_id', 'generation', 'disabled',
                      'reported_at', 'az', 'failed_builds', 'confirmed'):
             old = getattr(self, name)
@@ -187,11 +195,11 @@ class HostTable:
             new = np.full(size, default, dtype=column.dtype)
             new[:len(column)] = column
             self._attribute_columns[name] = (new, default, value_of)
-        for name, (column, compute) in self._report_columns.items():
+        for name, (column, compute) in self.report_columns.items():
             new = np.zeros(size, dtype=column.dtype)
             new[:len(column)] = column
-            self._report_columns[name] = (new, compute)
-        self._allocated = size
+            self.report_columns[name] = (new, compute)
+        self.allocated = size
 
     def _set_row(self, row, provider):
         self.provider_id[row] = provider['id']
@@ -203,28 +211,28 @@ class HostTable:
             reported.replace(tzinfo=datetime.timezone.utc).timestamp()
             if reported is not None else 0.0)
         self.failed_builds[row] = provider.get('failed_builds') or 0
-        self._describe(row, provider)
+        self.describe_row(row, provider)
         inventories = provider.get('inventories', {})
         for rc in inventories:
             if rc not in self.resources:
-                self.resources[rc] = _ResourceColumns(self._allocated)
+                self.resources[rc] = ResourceColumns(self.allocated)
         for rc, columns in self.resources.items():
             columns.set_row(row, inventories.get(rc))
 
-    def _describe(self, row, provider):
+    def describe_row(self, row, provider):
         """What is not a number of the row's report: its zone, attributes
         (and the attribute columns), kind, traits and locality."""
         self.reported_zones[row] = provider.get('availability_zone')
         self._set_zone(row)
         self.attributes.set(row, provider.get('attributes'))
-        self._set_labels(row, provider)
+        self.set_labels(row, provider)
         if self._attribute_columns:
             attributes = self.attributes.peek(row)
             for column, default, value_of in \
                     self._attribute_columns.values():
                 column[row] = _number(value_of(attributes), default)
 
-    def _set_labels(self, row, provider):
+    def set_labels(self, row, provider):
         """Kind, traits and locality of the row (``labels``); the JSON
         text is only decoded when it holds non-empty traits or locality
         (most compute nodes have neither)."""
@@ -265,15 +273,15 @@ class HostTable:
     # -- reading --------------------------------------------------------
 
     def row_of(self, provider_id):
-        return self._row_of.get(provider_id)
+        return self.row_index.get(provider_id)
 
     def rows_of_host(self, host):
-        return self._rows_of_host.get(host, [])
+        return self.host_rows.get(host, [])
 
     def rows_of_node(self, nodename):
         return [row for row in self.rows_of_host(nodename)
                 if self.nodenames[row] == nodename] + \
-            self._other_nodes.get(nodename, [])
+            self.other_nodes.get(nodename, [])
 
     def per_host(self, numbers, rows, default=0.0):
         """``numbers[host of row]`` for each of ``rows`` (``default`` for
@@ -391,7 +399,7 @@ class HostTable:
         """Build ``{name: (default, derive)}`` in one decoding pass."""
         built = []
         for name, (default, derive) in specs.items():
-            column = np.full(self._allocated, default, dtype=np.float64)
+            column = np.full(self.allocated, default, dtype=np.float64)
             built.append((column, default, _value_of(name, derive)))
             self._attribute_columns[name] = built[-1]
         for row, attributes in self.attributes.each_decoded():
@@ -408,18 +416,18 @@ class HostTable:
         less the table's free amount, ``scheduler.host_state.host_values``).
         The first call with a ``name`` fixes its ``compute``.
         """
-        cached = self._report_columns.get(name)
+        cached = self.report_columns.get(name)
         if cached is None:
-            column = np.zeros(self._allocated, dtype=np.float64)
+            column = np.zeros(self.allocated, dtype=np.float64)
             column[:self.size] = compute(self, np.arange(self.size))
-            cached = self._report_columns[name] = (column, compute)
+            cached = self.report_columns[name] = (column, compute)
         return cached[0][:self.size]
 
     def forget_columns(self):
         """Drop the attribute and report columns (rebuilt on next use):
         after rows were set other than by ``apply``."""
         self._attribute_columns.clear()
-        self._report_columns.clear()
+        self.report_columns.clear()
 
 
 # columns derived from a host's attributes when it reports, so plugins

@@ -213,7 +213,7 @@ def test_candidates_are_the_tables_every_row_when_all_pass(
         fakes.report(db, name, vcpus=vcpus, cpu_allocation_ratio=1.0)
     driver.cache.refresh(force=True)
     table = driver.cache.table
-    rows = driver._filter(table, fakes.request_state(**fields),
+    rows = driver.filter(table, fakes.request_state(**fields),
                           Diagnosis(table.size))
     if expected is None:
         assert rows is table.every_row()

@@ -1,4 +1,4 @@
-"""FilterScheduler._top: the best rows, best first, ties shuffled; only
+"""FilterScheduler.top: the best rows, best first, ties shuffled; only
 rows within the tie jitter of the wanted-th best are ranked."""
 
 import numpy as np
@@ -34,7 +34,7 @@ def test_top(totals, wanted, allowed):
         driver.rng = np.random.default_rng(seed)
         rows = np.arange(len(totals)) + 100
         total = np.array(totals, dtype=np.float64)
-        top, weights = driver._top(rows, total.copy(), wanted)
+        top, weights = driver.top(rows, total.copy(), wanted)
         assert len(top) == len(allowed)
         assert list(weights) == sorted(weights, reverse=True)
         assert len(set(top.tolist())) == len(top)
@@ -50,7 +50,7 @@ def test_nan_weights_rank_last():
     driver = filter_scheduler.FilterScheduler.__new__(
         filter_scheduler.FilterScheduler)
     driver.rng = np.random.default_rng(0)
-    top, _ = driver._top(np.arange(3), np.array([np.nan, 0.2, 0.7]), 2)
+    top, _ = driver.top(np.arange(3), np.array([np.nan, 0.2, 0.7]), 2)
     assert top.tolist() == [2, 1]
 
 
@@ -67,14 +67,14 @@ DRAWS = [
                          ids=[d[0] for d in DRAWS])
 def test_one_draw_per_row_near_the_cut_and_no_other(totals, wanted, near):
     """The random stream is the product's (host_subset_size picks from
-    it next): _top draws one jitter per row within it of the wanted-th
+    it next): top draws one jitter per row within it of the wanted-th
     best, whatever the path, and the weights are the totals plus them."""
     driver = filter_scheduler.FilterScheduler.__new__(
         filter_scheduler.FilterScheduler)
     driver.rng = np.random.default_rng(11)
     reference = np.random.default_rng(11)
     total = np.array(totals, dtype=np.float64)
-    top, weights = driver._top(np.arange(len(totals)), total, wanted)
+    top, weights = driver.top(np.arange(len(totals)), total, wanted)
     jittered = total[near] + reference.random(len(near)) * J
     assert driver.rng.bit_generator.state == reference.bit_generator.state
     # (no NaN among these tops: NaN ranks last)

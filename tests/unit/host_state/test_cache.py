@@ -350,4 +350,4 @@ def test_a_cold_load_derives_what_requests_read(db, hosts, monkeypatch):
     cache.table.column('running_vms')
     assert decoded == []
     assert {'host_values.free_ram_mb', 'host_values.free_disk_gb',
-            'host_values.vcpus_free'} <= set(cache.table._report_columns)
+            'host_values.vcpus_free'} <= set(cache.table.report_columns)
