@@ -10,7 +10,6 @@ one host (affinity).
 
 import collections
 import concurrent.futures
-import time
 import uuid
 
 import oslo_messaging
@@ -19,6 +18,7 @@ import pytest
 from scheduler import exception
 from tests.functional import databases
 from tests.functional import db_state
+from tests.functional import shared_broker
 from tests.functional import workload
 
 FLAVOR = {'vcpus': 1, 'memory_mb': 512, 'root_gb': 5}
@@ -112,7 +112,10 @@ def test_aggregates_and_instances_survive_a_restart(scheduler,
     neighbour = str(uuid.uuid4())
     client.update_instance_info(ctxt, 'host-04', [{
         'uuid': neighbour, 'project_id': 'project-1'}])
-    time.sleep(1.0)  # casts: give the workers time to store them
+    # the casts stored (every queue of the topic drained), then polled
+    db_state.wait_for(lambda: shared_broker.drained(server.topic, every=True),
+                      30, 'the casts stored')
+    workload.wait_polled()
 
     def gold_hosts():
         spec = workload.legacy_spec(FLAVOR, [str(uuid.uuid4())
