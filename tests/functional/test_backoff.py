@@ -28,6 +28,7 @@ import time
 import pytest
 
 from scheduler.service import supervisor
+from tests import waiting
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # slack on each delay (fork, death, SIGCHLD) on a loaded machine
@@ -77,13 +78,6 @@ def _children(pid):
     return found
 
 
-def _wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, 'no %s in %d s' % (what, timeout)
-        time.sleep(0.05)
-
-
 def test_a_worker_dying_young_is_restarted_later_and_later(tmp_path):
     starts, prepared = tmp_path / 'starts', tmp_path / 'prepared'
     parent = subprocess.Popen(
@@ -92,16 +86,17 @@ def test_a_worker_dying_young_is_restarted_later_and_later(tmp_path):
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)
     try:
-        _wait(lambda: len(_starts(starts)) >= 3, 15, 'third start')
+        waiting.wait_for(lambda: len(_starts(starts)) >= 3, 15, 'third start')
         # once the third is gone (a SIGHUP while it runs replaces it at
         # once, as a reload does), the parent waits 4 s to restart it:
         # reload meanwhile
-        _wait(lambda: not _children(parent.pid), 10, 'third death')
+        waiting.wait_for(lambda: not _children(parent.pid), 10, 'third death')
         os.kill(parent.pid, signal.SIGHUP)
-        _wait(prepared.exists, 5, 'reload check')
-        _wait(lambda: len(_starts(starts)) >= 4, 15, 'fourth start')
-        time.sleep(0.5)
-        # the parent now waits 8 s: a SIGTERM ends that wait
+        waiting.wait_for(prepared.exists, 5, 'reload check')
+        waiting.wait_for(lambda: len(_starts(starts)) >= 4, 15, 'fourth start')
+        # once the fourth is gone, the parent waits 8 s: a SIGTERM ends
+        # that wait
+        waiting.wait_for(lambda: not _children(parent.pid), 10, 'fourth death')
         stopping = time.monotonic()
         os.kill(parent.pid, signal.SIGTERM)
         _, err = parent.communicate(timeout=15)
@@ -134,7 +129,7 @@ class _StopsSlowly(supervisor.Service):
             out.write('%d\n' % os.getpid())
 
     def terminate(self):
-        time.sleep(self.linger)
+        time.sleep(self.linger)     # a worker slow to stop, on purpose
 
 
 def _slow_parent(pids, linger, timeout):
@@ -152,8 +147,9 @@ def _start_slow_parent(tmp_path, linger, timeout):
          '_slow_parent; _slow_parent(%r, %r, %r)' % (str(pids), linger,
                                                      timeout)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait(lambda: pids.exists() and len(pids.read_text().split()) == 2, 15,
-          'two workers')
+    waiting.wait_for(
+        lambda: pids.exists() and len(pids.read_text().split()) == 2, 15,
+        'two workers')
     return parent, [int(pid) for pid in pids.read_text().split()]
 
 
@@ -187,11 +183,13 @@ def test_sigint_ends_the_parent_and_its_workers_at_once(tmp_path):
     os.kill(parent.pid, signal.SIGINT)
     parent.communicate(timeout=10)
     assert parent.returncode == 1
-    _wait(lambda: all(_gone(pid) for pid in pids), 5, 'workers gone')
+    waiting.wait_for(lambda: all(_gone(pid) for pid in pids), 5,
+                     'workers gone')
 
 
 def test_workers_stop_when_the_parent_is_killed(tmp_path):
     parent, pids = _start_slow_parent(tmp_path, 0, 30)
     parent.kill()
     parent.communicate(timeout=10)
-    _wait(lambda: all(_gone(pid) for pid in pids), 10, 'workers gone')
+    waiting.wait_for(lambda: all(_gone(pid) for pid in pids), 10,
+                     'workers gone')
