@@ -143,7 +143,8 @@ class Simulation:
         self.managers = [composition.build_manager(
             self.conf, db_api.Database(self.conf))
             for _ in range(self.args.scheduler_workers)]
-        self.servers = [messaging.get_server(self.conf, self.transport, [m])
+        self.servers = [messaging.get_server(self.conf, self.transport, [m],
+                                             report_writer=m.report_writer)
                         for m in self.managers]
         for server in self.servers:
             server.start()

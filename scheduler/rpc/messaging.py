@@ -132,7 +132,7 @@ SERVES_REPORTS = 'reports'
 
 
 def get_server(conf, transport, endpoints, serves=SERVES_ALL,
-               release_claims=None):
+               release_claims=None, report_writer=None):
     """The worker's RPC servers (threading executor): on both topics, or
     on one of them (``serves``, see ``[DEFAULT] report_workers``).
 
@@ -145,7 +145,10 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL,
     it was answered. ``release_claims`` (called with the claims of a call
     whose reply went out after its caller stopped waiting) gives such
     claims back at once (``late_ack.replied_too_late``); without it they
-    wait for the sweep of unconfirmed claims.
+    wait for the sweep of unconfirmed claims. ``report_writer``: the
+    endpoint's ``ReportWriter``, which the report topic's server writes
+    batches of reports through (``report_batches``); without it, one
+    report at a time through the endpoint.
     """
     report_topic = sched_conf.scheduler.report_topic(conf)
     sched_conf.limits.register_opts(conf)
@@ -158,8 +161,8 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL,
                                release_claims=release_claims))
     if serves in (SERVES_ALL, SERVES_REPORTS):
         # in batches with the rabbit driver, one at a time otherwise
-        server_cls, extra = report_batches.server_class(conf, transport,
-                                                        endpoints)
+        server_cls, extra = report_batches.server_class(conf,
+                                                        report_writer)
         servers.append(_server(conf, transport, report_topic, endpoints,
                                server_cls, **extra))
     return Servers(servers)

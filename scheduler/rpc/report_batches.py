@@ -58,12 +58,11 @@ BATCH_THREADS = 2
 BUSY_POLL = 0.05
 
 
-def server_class(conf, transport, endpoints):
+def server_class(conf, writer=None):
     """(class, its extra keyword arguments) of the report topic's server:
-    batches with the rabbit driver and an endpoint with a
-    ``report_writer``, one message at a time otherwise."""
-    writer = getattr(endpoints[0], 'report_writer', None) if (
-        endpoints) else None
+    batches with a kombu transport (RabbitMQ) and the endpoint's
+    ``writer`` (a ``scheduler.service.report_writer.ReportWriter``), one
+    message at a time otherwise."""
     if (writer is None or conf.scheduler.report_batch_size < 2
             or not transport_broker.is_kombu_url(conf)):
         return late_ack.ReportServer, {}

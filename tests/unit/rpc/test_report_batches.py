@@ -49,7 +49,8 @@ def worker(conf, db, transport, monkeypatch):
     monkeypatch.setattr(db_providers, 'absorb_reports', absorb_reports)
     manager = composition.build_manager(conf, db)
     servers = messaging.get_server(conf, transport, [manager],
-                                   serves=messaging.SERVES_REPORTS)
+                                   serves=messaging.SERVES_REPORTS,
+                                   report_writer=manager.report_writer)
     servers.start()
     state.server = servers.servers[0]
     state.client = SchedulerClient(conf, transport=transport)
@@ -188,10 +189,8 @@ def test_batches_with_the_rabbit_driver_only(conf, url, batch_size,
     conf.set_override('report_batch_size', batch_size, 'scheduler')
     conf.set_override('transport_url', url)
     transport = messaging.get_transport(conf)
-    endpoint = type('Endpoint', (), {'report_writer': object()})()
     try:
-        server_cls, extra = report_batches.server_class(conf, transport,
-                                                        [endpoint])
+        server_cls, extra = report_batches.server_class(conf, object())
         server = messaging.server(
             conf, transport,
             oslo_messaging.Target(topic='reports', server='w1'),
