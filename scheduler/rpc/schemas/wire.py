@@ -148,11 +148,7 @@ class Fields(dict):
     __slots__ = ()
 
     def __getitem__(self, name):
-        value = dict.__getitem__(self, name)
-        if type(value) in _RAW:
-            value = _seen(value)
-            dict.__setitem__(self, name, value)
-        return value
+        return _read(self, name, dict.__getitem__, dict.__setitem__)
 
     def get(self, name, default=None):
         try:
@@ -179,11 +175,7 @@ class _Items(list):
     __slots__ = ()
 
     def __getitem__(self, index):
-        value = list.__getitem__(self, index)
-        if type(value) in _RAW:
-            value = _seen(value)
-            list.__setitem__(self, index, value)
-        return value
+        return _read(self, index, list.__getitem__, list.__setitem__)
 
     def __iter__(self):
         return (self[index] for index in range(len(self)))
@@ -191,6 +183,16 @@ class _Items(list):
 
 #: containers of the message as it arrived (not yet wrapped)
 _RAW = frozenset((dict, list, tuple))
+
+
+def _read(container, key, get, put):
+    """``container[key]`` as a rule reads it, wrapped once (``_seen``)
+    and kept in ``container`` wrapped."""
+    value = get(container, key)
+    if type(value) in _RAW:
+        value = _seen(value)
+        put(container, key, value)
+    return value
 
 
 def _seen(value):
