@@ -20,12 +20,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 
 import sqlalchemy as sa
 from sqlalchemy import pool
 
 from scheduler_bench import servers
+from tests import waiting
 
 HOST = '127.0.0.1'
 DB_NAME = 'scheduler'
@@ -56,19 +56,19 @@ def available(backend):
 
 def _wait_for_login(url, timeout, log_path):
     engine = sa.create_engine(url, poolclass=pool.NullPool)
-    deadline = time.monotonic() + timeout
+
+    def serving():
+        try:
+            with engine.connect() as connection:
+                connection.execute(sa.text('SELECT 1'))
+        except sa.exc.DBAPIError:
+            return False
+        return True
     try:
-        while True:
-            try:
-                with engine.connect() as connection:
-                    connection.execute(sa.text('SELECT 1'))
-                return
-            except sa.exc.DBAPIError:
-                if time.monotonic() > deadline:
-                    raise DatabaseServerError(
-                        'not serving after %ds; log:\n%s' % (
-                            timeout, _tail(log_path)))
-                time.sleep(0.2)
+        waiting.wait_for(serving, timeout, 'a login', interval=0.2)
+    except AssertionError:
+        raise DatabaseServerError('not serving after %ds; log:\n%s' % (
+            timeout, _tail(log_path))) from None
     finally:
         engine.dispose()
 
