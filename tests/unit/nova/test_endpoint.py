@@ -27,6 +27,7 @@ from scheduler.service import composition
 from scheduler import context as sched_context
 from tests.unit.fixtures.nova import compute_nodes
 from tests.unit.nova import test_wire as recorded
+from tests import waiting
 
 CELL = 'c0ffee00-0000-4000-8000-000000000001'
 SERVICE = sched_context.RequestContext(project_id='p1', roles=['service'])
@@ -222,7 +223,7 @@ def test_the_call_monitor_is_honoured(nova, monkeypatch):
     real = nova.manager.serve
 
     def slow(request):
-        time.sleep(1.3)
+        time.sleep(1.3)     # longer than one heartbeat interval, on purpose
         return real(request)
 
     monkeypatch.setattr(nova.manager, 'serve', slow)
@@ -270,10 +271,8 @@ def test_servers_only_when_enabled(conf, manager, transport):
         server.wait()
     assert answer[0][0]['nova_object.name'] == 'Selection'
     # the fanout cast has a queue of its own: it may land after the call
-    deadline = time.monotonic() + 10
-    while not db_aggregates.load_aggregate_changes(manager.db):
-        assert time.monotonic() < deadline, 'fanout cast never stored'
-        time.sleep(0.05)
+    waiting.wait_for(lambda: db_aggregates.load_aggregate_changes(
+        manager.db), 10, 'the fanout cast stored')
 
 
 @pytest.mark.parametrize('exchange, topic', [
