@@ -11,6 +11,7 @@ from the other nodes (a partition), each followed by the audit
 (``fault_load.audit_line``).
 """
 
+import subprocess
 import time
 import uuid
 
@@ -124,11 +125,12 @@ def test_the_node_a_server_consumes_through_dies(cluster, options,
             victim.start()      # it rejoins, for the next test
 
 
-def _leader_of(cluster, queue, ask=None):
+def _leader_of(cluster, queue, ask=None, timeout=60):
     """The node that holds the leader of quorum queue ``queue``, as
     node ``ask`` (default the first) sees it."""
     listed = (ask or cluster.nodes[0]).ctl('list_queues', 'name', 'leader',
-                                  '--no-table-headers', '--quiet')
+                                           '--no-table-headers', '--quiet',
+                                           timeout=timeout)
     for line in listed.splitlines():
         fields = line.split()
         if len(fields) == 2 and fields[0] == queue:
@@ -166,10 +168,12 @@ def _node_fault(cluster, node, fault, queue):
 
 def _leader_moved(cluster, queue, node, ask):
     """Does ``ask`` list a leader of ``queue`` other than ``node``? (While
-    the old leader is unreachable, the queue is listed as ``badrpc``.)"""
+    the old leader is unreachable, the queue is listed as ``badrpc``, or
+    the listing waits for it until net_ticktime has passed.)"""
     try:
-        return _leader_of(cluster, queue, ask) is not node
-    except AssertionError:
+        return _leader_of(cluster, queue, ask, timeout=10) is not node
+    except (AssertionError, rabbit_node.NodeError,
+            subprocess.TimeoutExpired):
         return False
 
 
