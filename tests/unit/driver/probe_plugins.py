@@ -21,7 +21,7 @@ DIST = pathlib.Path(__file__).parent / 'probe_dist'
 def _instance_hosts(plugin, hint, request, store):
     uuids = request.hints.get(hint)
     plugin.preloads.append(uuids)
-    time.sleep(plugin.delay)
+    time.sleep(plugin.delay)    # a slow preload, as the probe asks
     if uuids is None:
         return None
     return store.instance_hosts(uuids)

@@ -4,7 +4,6 @@ window (``solver_window.Window``) and requests of one window placed
 where one at a time they would not be, claimed all or nothing each."""
 
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from scheduler.driver import solver_window
 from scheduler.driver import plugins
 from scheduler.driver import solver
 from scheduler.host_state import HostStateCache
+from tests import waiting
 
 from .test_solver import C
 from .test_solver import CTXT
@@ -85,13 +85,13 @@ def test_requests_within_a_window_are_planned_once_together():
     leader = threading.Thread(
         target=lambda: answers.setdefault('a', window.join('a')))
     leader.start()
-    while window._open is None:
-        time.sleep(0.001)
+    waiting.wait_for(lambda: window._open is not None, 5,
+                     'the leader to open the window', interval=0.001)
     follower = threading.Thread(
         target=lambda: answers.setdefault('b', window.join('b')))
     follower.start()
-    while len(window._open.specs) < 2:
-        time.sleep(0.001)
+    waiting.wait_for(lambda: len(window._open.specs) >= 2, 5,
+                     'the follower to join', interval=0.001)
     arrived.set()
     leader.join(5)
     follower.join(5)
@@ -153,9 +153,8 @@ def test_one_window_places_both_and_claims_each(db, make_solver):
     window = driver.window
 
     def until_both_joined(seconds):
-        deadline = time.monotonic() + 5
-        while len(window._open.specs) < 2 and time.monotonic() < deadline:
-            time.sleep(0.001)
+        waiting.wait_for(lambda: len(window._open.specs) >= 2, 5,
+                         'both requests in the window', interval=0.001)
 
     window._sleep = until_both_joined
     answers = {}
