@@ -2,11 +2,11 @@
 up; records age into 'down' after worker_down_time."""
 
 import datetime
-import time
 
 from scheduler import objects
 from scheduler.client import rpcapi
 from scheduler.db import services as db_services
+from tests import waiting
 
 
 def test_heartbeat_records_the_worker_and_keeps_it_up(conf, db):
@@ -14,13 +14,14 @@ def test_heartbeat_records_the_worker_and_keeps_it_up(conf, db):
     conf.set_override('host', 'sched-a')
     stop = db_services.start_heartbeat(conf, db, 3)
     try:
-        deadline = time.monotonic() + 10
-        while not db_services.list_services(db, 60):
-            assert time.monotonic() < deadline, 'no record written'
-            time.sleep(0.05)
-        [first] = db_services.list_services(db, 60)
-        time.sleep(1.5)
-        [later] = db_services.list_services(db, 60)
+        [first] = waiting.wait_for(
+            lambda: db_services.list_services(db, 60), 10,
+            'the record written')
+        # the next beat (heartbeat_interval 1)
+        [later] = waiting.wait_for(
+            lambda: [r for r in db_services.list_services(db, 60)
+                     if r['heartbeat_at'] > first['heartbeat_at']], 10,
+            'a later heartbeat')
     finally:
         stop.stop()
     assert (first['host'], first['worker'], first['up']) == ('sched-a', 3,

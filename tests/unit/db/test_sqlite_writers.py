@@ -48,7 +48,7 @@ def test_a_waiting_writer_starts_as_soon_as_the_holder_commits(tmp_path):
             session.execute(sa.text(
                 'UPDATE change_counter SET value = value'))
             entered.set()
-            time.sleep(hold)
+            time.sleep(hold)    # the lock held for a while, on purpose
             released.append(time.monotonic())
         thread.join(10)
     assert len(delays) == 3

@@ -15,6 +15,7 @@ from oslo_utils import timeutils
 from scheduler import exception
 from scheduler.rpc import messaging
 from scheduler.rpc import late_ack
+from tests import waiting
 
 
 class _Endpoint:
@@ -47,10 +48,16 @@ def _serve(transport, endpoint, server_cls=late_ack.ReportServer,
     return server
 
 
-def _calls_after(endpoint, seconds):
-    time.sleep(seconds)
-    with endpoint.lock:
-        return list(endpoint.calls)
+def _calls_after(endpoint, count, quiet=0.5):
+    """The calls ``endpoint`` had once it had ``count``, and ``quiet``
+    seconds more: the window in which a call too many would show."""
+    def calls():
+        with endpoint.lock:
+            return list(endpoint.calls)
+    waiting.wait_for(lambda: len(calls()) >= count, 10,
+                     '%d calls' % count)
+    time.sleep(quiet)
+    return calls()
 
 
 def test_a_report_not_stored_is_delivered_once_more_then_dropped(
@@ -61,7 +68,7 @@ def test_a_report_not_stored_is_delivered_once_more_then_dropped(
         transport, oslo_messaging.Target(topic='reports'))
     try:
         client.cast({}, 'update_resource_stats', name='h1', stats={})
-        assert _calls_after(endpoint, 1.5) == ['h1', 'h1']
+        assert _calls_after(endpoint, 2) == ['h1', 'h1']
         # calls on the topic are still answered
         assert client.prepare(timeout=10).call({}, 'ping') == 'pong'
     finally:
@@ -77,7 +84,7 @@ def test_a_stored_report_is_handled_once(conf, transport):
     try:
         for host in ('h1', 'h2'):
             client.cast({}, 'update_resource_stats', name=host, stats={})
-        assert sorted(_calls_after(endpoint, 1.0)) == ['h1', 'h2']
+        assert sorted(_calls_after(endpoint, 2)) == ['h1', 'h2']
     finally:
         server.stop()
         server.wait()
@@ -162,7 +169,7 @@ class _Claimer:
         self.delay = delay
 
     def place(self, ctxt, consumer=None):
-        time.sleep(self.delay)
+        time.sleep(self.delay)      # a late answer, on purpose
         return 'h1'
 
 
@@ -202,9 +209,7 @@ def test_the_claims_of_a_call_answered_too_late_are_given_back(
         server.dispatcher.endpoints[0].delay = 0
         assert client.prepare(timeout=5).call(
             {}, 'place', consumer='c-in-time') == 'h1'
-        deadline = time.monotonic() + 5
-        while not released and time.monotonic() < deadline:
-            time.sleep(0.05)
+        waiting.wait_for(lambda: released, 5, 'the late claims given back')
         assert [[w.consumer_uuid for w in written]
                 for written in released] == [['c-late']]
     finally:

@@ -2,16 +2,15 @@
 each new process of that index, down at once after a clean stop."""
 
 import datetime
-import time
 
 from scheduler.db import services as db_services
+from tests import waiting
 
 
 def _wait_recorded(db, count):
-    deadline = time.monotonic() + 10
-    while len(db_services.list_services(db, 60, live_only=True)) < count:
-        assert time.monotonic() < deadline, 'no record written'
-        time.sleep(0.05)
+    waiting.wait_for(
+        lambda: len(db_services.list_services(db, 60, live_only=True))
+        >= count, 10, '%d records written' % count)
 
 
 def test_a_clean_stop_marks_the_record_down_at_once(conf, db):

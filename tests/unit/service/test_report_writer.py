@@ -3,7 +3,6 @@
 import datetime
 import logging
 import threading
-import time
 
 import pytest
 from oslo_db import exception as db_exc
@@ -15,6 +14,7 @@ from scheduler.model import resource_classes as rcs
 from scheduler.db import changes
 from scheduler.db import providers as db_providers
 from scheduler.db import provider_reads
+from tests import waiting
 
 RATIOS = {rcs.VCPU: 1.0, rcs.MEMORY_MB: 1.0, rcs.DISK_GB: 1.0}
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
@@ -55,8 +55,9 @@ def _while_busy(writer, reports_to_submit):
                for node in reports_to_submit]
     for thread in threads:
         thread.start()
-    while _pending_tickets(writer) < len(reports_to_submit):
-        time.sleep(0.01)
+    waiting.wait_for(
+        lambda: _pending_tickets(writer) >= len(reports_to_submit), 10,
+        'every report waiting for the writer', interval=0.01)
     with writer._changed:
         writer._busy = False
         writer._changed.notify_all()
