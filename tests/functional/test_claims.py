@@ -143,6 +143,7 @@ def test_unconfirmed_claims_are_reclaimed_after_grace_period(scheduler):
         'the first sync came too late to test the grace period')
     assert rows(stale) and not any(r['confirmed_at'] for r in rows(stale))
 
+    # the grace period passes, on purpose
     time.sleep(max(0.0, claimed_at + GRACE_PERIOD + 0.5 - time.monotonic()))
     client.sync_instance_info(ctxt, 'grace-0', [running])
     db_state.wait_for(lambda: not rows(stale), 30,
@@ -195,13 +196,13 @@ def test_report_is_seen_by_every_worker_within_a_poll(scheduler):
     # ... until its tracker reports it disabled, through one worker
     workload.push_hosts(server, [('vis-0', dict(big, disabled=True))])
     db_state.wait_for(disabled, 30, 'vis-0 to be stored as disabled')
-    time.sleep(workload.POLL_BOUND)
+    workload.wait_polled()      # the bound under test
     placed = hosts(20)
     assert 'vis-0' not in placed, placed
 
     workload.push_hosts(server, [('vis-0', dict(big, disabled=False))])
     db_state.wait_for(lambda: not disabled(), 30,
                       'vis-0 to be stored as enabled')
-    time.sleep(workload.POLL_BOUND)
+    workload.wait_polled()
     assert hosts(4) == ['vis-0'] * 4
     _assert_no_overcommit(server)

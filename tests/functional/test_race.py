@@ -103,6 +103,7 @@ class Fill:
         the flavor nowhere)."""
         first = room = self._room(flavor)
         if first:
+            # the claims in flight commit within a poll's bound
             time.sleep(workload.POLL_BOUND)
             room = sorted(set(first) & set(self._room(flavor)))
         with self.lock:
