@@ -32,6 +32,11 @@ one function call instead (``scheduler.db.claim_routine``: one round
 trip); every other claim, and every claim when the function is missing,
 takes the transaction described here.
 
+Claims are stamped with the database server's clock (``db.clock``,
+``scheduler.db.clock``), as reports and instance updates are: the times
+they are compared with come from other hosts, whose clocks may differ
+from this one's.
+
 Every writer here locks the providers it changes with the one lock,
 ``Change.lock_providers`` (``scheduler.db.changes``: lock order providers
 by ascending id -> inventories -> feed stripe, the SQL of each database,
@@ -47,7 +52,6 @@ import math
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
-from oslo_utils import timeutils
 
 from scheduler import exception
 from scheduler.model import fit
@@ -159,7 +163,7 @@ def claim_resources(db, claims, now=None, group=None, call=None,
     consumers = [c.consumer_uuid for c in claims]
     if call is not None:
         call.check_waited_for(consumers)
-    now = now or timeutils.utcnow()
+    now = now or db.clock.now()
     try:
         try:
             _claim(db, claims, now, group, ask_first=unless_held)
@@ -480,7 +484,7 @@ def sync_host_consumers(db, host, instance_uuids, grace_seconds, now=None):
     host does not report and older than ``grace_seconds`` are released.
     Returns ``(confirmed, released)`` row counts.
     """
-    now = now or timeutils.utcnow()
+    now = now or db.clock.now()
     cutoff = now - datetime.timedelta(seconds=grace_seconds)
     running = set(instance_uuids)
     with changes.write(db) as change:
@@ -520,7 +524,7 @@ def confirm_host_consumers(db, host, instance_uuids, now=None):
     uuids = list(instance_uuids)
     if not uuids:
         return 0
-    now = now or timeutils.utcnow()
+    now = now or db.clock.now()
     on_host = sa.select(P.c.id).where(P.c.host == host)
     with changes.write(db) as change:
         return change.session.execute(
@@ -569,7 +573,7 @@ def release_unconfirmed(db, grace_seconds, now=None, limit=1000):
     instance of a claim that did reach its caller is confirmed by its
     host's ``sync_instance_info`` by then, or counted in the usage its
     tracker reports. At most ``limit`` rows per call; returns how many."""
-    cutoff = (now or timeutils.utcnow()) - datetime.timedelta(
+    cutoff = (now or db.clock.now()) - datetime.timedelta(
         seconds=grace_seconds)
     unconfirmed = sa.select(ALLOC).where(ALLOC.c.confirmed_at.is_(None),
                                          ALLOC.c.created_at <= cutoff)
@@ -642,7 +646,7 @@ def _restamp(db, rows, call, now=None):
     ``scheduler.model.call``), so that the call they were first written for can
     no longer release them; False if one of them was released or
     confirmed meanwhile (plan the request anew)."""
-    now = now or timeutils.utcnow()
+    now = now or db.clock.now()
     try:
         with db.writer() as session:
             for row in rows:
