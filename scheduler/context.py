@@ -3,7 +3,7 @@
 A thin ``oslo_context.RequestContext`` subclass; callers may pass any
 ``oslo_context.RequestContext``, the serializer rebuilds it as this class.
 
-Roles decide what a caller may do (``scheduler.rpc.policy``): conductors and
+Roles decide what a caller may do (``scheduler.edge.policy``): conductors and
 resource trackers send the ``service`` role, operators the ``admin`` role::
 
     from scheduler.context import RequestContext

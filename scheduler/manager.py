@@ -2,15 +2,15 @@
 
 ``SchedulerManager`` is what each ``scheduler-server`` worker serves on the
 ``[scheduler] topic``. Only its RPC methods, those of
-``scheduler.rpc.schemas.METHODS``, each behind its policy rule
+``scheduler.edge.schemas.METHODS``, each behind its policy rule
 (``@policy.authorize``), can be called: the dispatcher's access policy
 answers any other name (``conf``, ``stop``, ``target`` ...) as an
 unknown method. Its methods check nothing: every message was
 checked once, before they run, by the RPC edge (``scheduler.rpc``: the
 dispatcher, ``validation`` and one JSON Schema per method and version in
-``scheduler.rpc.schemas``), which answers a call with ``InvalidRequest``
+``scheduler.edge.schemas``), which answers a call with ``InvalidRequest``
 and drops a cast with one warning. A method reads its arguments into
-objects (``scheduler.rpc.arguments``: a no-op for what the edge already
+objects (``scheduler.edge.arguments``: a no-op for what the edge already
 read; in-process callers such as the simulator pass raw values), calls
 the driver or the database, and returns. Calls answer with a result or an
 expected exception (``NoValidHost``, ``InvalidRequest``).
@@ -23,9 +23,9 @@ from scheduler.db import claims
 from scheduler import exception
 from scheduler.model import names
 from scheduler import objects
-from scheduler.rpc import arguments
-from scheduler.rpc import policy
-from scheduler.rpc import validation
+from scheduler.edge import arguments
+from scheduler.edge import policy
+from scheduler.edge import validation
 from scheduler import version
 from scheduler.db import aggregates as db_aggregates
 from scheduler.db import instances as db_instances
@@ -70,7 +70,7 @@ class SchedulerManager:
 
     def serve(self, request):
         """A message the RPC edge read, checked and authorized
-        (``scheduler.rpc.edge_request.EdgeRequest``): its arguments are
+        (``scheduler.edge.request.EdgeRequest``): its arguments are
         not read again, and a placement is planned with what the
         plugins' checks derived."""
         if request.method == 'select_destinations':

@@ -2,9 +2,9 @@
 
 No database, no broker: a message of the bench's mix is serialized as a
 client sends it, then a worker's edge handles it as the dispatcher does
-(``scheduler.rpc.validation.EdgeCheck``: the structure walk and the
+(``scheduler.edge.validation.EdgeCheck``: the structure walk and the
 method's schema on the raw arguments, deserializing,
-``scheduler.rpc.arguments.read``; for a request also the enabled
+``scheduler.edge.arguments.read``; for a request also the enabled
 plugins' own checks, ``scheduler.driver.plugins.RequestChecks``, with
 the default filters and weighers), for ``select_destinations`` (a
 RequestSpec of the mix) and ``update_resource_stats`` (a tracker's
@@ -29,8 +29,8 @@ from oslo_utils import timeutils
 
 from scheduler import objects
 from scheduler.driver import plugins
-from scheduler.rpc import arguments
-from scheduler.rpc import validation
+from scheduler.edge import arguments
+from scheduler.edge import validation
 from scheduler_bench import report
 from scheduler_bench import workload
 

@@ -9,7 +9,7 @@ Example::
     conf = cfg.ConfigOpts()
     conf(['--config-file', '/etc/conductor/conductor.conf'])
     client = SchedulerClient(conf)
-    # conductors and trackers send the service role (scheduler.rpc.policy)
+    # conductors and trackers send the service role (scheduler.edge.policy)
     ctxt = RequestContext(user_id='conductor', project_id='service',
                           roles=['service'])
     client.update_resource_stats(ctxt, ('host1', 'node1'),

@@ -1,7 +1,7 @@
 """[limits] options: how large and how deep one RPC message may be.
 
 Every limit is enforced by the worker before a message reaches the
-manager (``scheduler.rpc.validation``); a call past a limit is answered with
+manager (``scheduler.edge.validation``); a call past a limit is answered with
 ``InvalidField`` naming the field and the limit, a cast is dropped with one
 warning. No limit changes how a valid request is scheduled.
 """

@@ -6,7 +6,7 @@ The options are oslo.policy's own (``policy_file``, ``policy_dirs``,
 the config sample under oslo.policy's generator namespace. The default
 ``policy_file`` is ``policy.yaml``, looked up next to the config files;
 with no file, every rule keeps its default (see
-``etc/scheduler/policy.yaml.sample`` and ``scheduler.rpc.policy``).
+``etc/scheduler/policy.yaml.sample`` and ``scheduler.edge.policy``).
 """
 
 from oslo_policy import opts as policy_opts

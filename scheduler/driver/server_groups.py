@@ -10,7 +10,7 @@ the request is added, so the instances of one multi-instance request
 respect the policy among themselves too.
 
 The group's ``policy`` and ``rules`` were checked at the RPC edge (the
-``INSTANCE_GROUP`` schema of ``scheduler.rpc.schemas``): one of
+``INSTANCE_GROUP`` schema of ``scheduler.edge.schemas``): one of
 ``HARD + SOFT``, ``max_server_per_host`` a positive integer.
 """
 

@@ -3,7 +3,7 @@
 The rules between fields of a request that JSON Schema cannot say are
 pure functions here, each returning ``(path, reason)`` (the path relative
 to what they were given, as a list) or None; the RPC edge names them in
-its schemas (``scheduler.rpc.schemas``), so a request that breaks one
+its schemas (``scheduler.edge.schemas``), so a request that breaks one
 never reaches the driver. They read mappings or objects alike (``.get``):
 
 * ``group_problem(group)``: a group that is not of kind ``'compute'``

@@ -40,13 +40,13 @@ from scheduler import exception
 from scheduler.nova import placement as nova_placement
 from scheduler.nova import wire as nova_wire
 from scheduler.placement_feed import reader as placement_reader
-from scheduler.rpc import arguments
-from scheduler.rpc import dispatcher
-from scheduler.rpc import edge_request
+from scheduler.edge import arguments
+from scheduler.edge import dispatcher
+from scheduler.edge import request as edge_request
 from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
-from scheduler.rpc import policy
-from scheduler.rpc import validation
+from scheduler.edge import policy
+from scheduler.edge import validation
 from scheduler import version
 
 LOG = logging.getLogger(__name__)

@@ -1,12 +1,13 @@
-"""The RPC edge: a message in, a checked call, an answer out.
+"""The RPC servers: messages off the bus, each answered and acknowledged.
 
-Everything between the bus and the manager's methods lives here: the
-oslo.messaging transport, serializer and servers (``messaging``), the
-dispatcher that turns every fault into a clear answer (``dispatcher``),
-the argument checks run once per message (``validation``), policy
-(``policy``), call-monitor heartbeats (``call_monitor``), the limits on a
-body before it is decoded (``inbound``) and the report topic's consumer
-that acknowledges after commit (``late_ack``). Nothing here
-schedules; the client library imports only ``messaging`` (the transport
-and serializer both sides share).
+The servers of a worker on ``scheduler.transport`` (kombu), in
+oslo.messaging's wire format: set up from the configuration with the
+transport and serializer both sides share (``messaging``), acknowledging
+a call once answered and a cast once handled (``late_ack``), reports in
+batches acknowledged after their commit (``report_batches``), bodies
+bounded before they are decoded (``inbound``), and the log lines of the
+faults they expect (``log_filters``). Each message goes to the edge
+(``scheduler.edge``), which checks it and calls the manager. Nothing
+here schedules or reads a request; the client library imports only
+``messaging``.
 """

@@ -171,7 +171,7 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL,
 def _server(conf, transport, topic, endpoints, server_cls, **extra):
     # our dispatcher: bad input and database outages become answers; it is
     # imported here because it needs oslo.db, which clients must not load
-    from scheduler.rpc import dispatcher
+    from scheduler.edge import dispatcher
     return server(conf, transport, oslo_messaging.Target(
         topic=topic, server=conf.host), dispatcher.SchedulerDispatcher(
             endpoints, get_serializer(), conf.limits, conf.host),

@@ -40,7 +40,7 @@ from scheduler.db import migration
 from scheduler.driver import plugins
 from scheduler.rpc import messaging
 from scheduler.nova import endpoint as nova_endpoint
-from scheduler.rpc import policy
+from scheduler.edge import policy
 from scheduler.service import broker_tls
 from scheduler.service import masking
 from scheduler.transport import broker as transport_broker

@@ -35,36 +35,44 @@ _SERVER = ('db', 'driver', 'host_state', 'filters', 'weighers', 'manager',
 #: its top-level modules by name, and ``bench`` for ``scheduler_bench``)
 NEVER_IMPORTS = {
     # pure rules: no database, RPC, threads, or anything above them
-    'model': ('db', 'rpc', 'service', 'driver', 'host_state', 'filters',
-              'weighers', 'manager', 'client', 'cmd', 'conf', 'bench')
+    'model': ('db', 'rpc', 'edge', 'service', 'driver', 'host_state',
+              'filters', 'weighers', 'manager', 'client', 'cmd', 'conf',
+              'bench')
     + _PURE,
     # data and compatibility only: persistence lives in db/
-    'objects': ('db', 'rpc', 'service', 'driver', 'host_state', 'filters',
-                'weighers', 'manager', 'client', 'cmd', 'bench',
+    'objects': ('db', 'rpc', 'edge', 'service', 'driver', 'host_state',
+                'filters', 'weighers', 'manager', 'client', 'cmd', 'bench',
                 'sqlalchemy', 'oslo_db'),
-    'conf': ('model', 'objects', 'db', 'rpc', 'service', 'driver',
+    'conf': ('model', 'objects', 'db', 'rpc', 'edge', 'service', 'driver',
              'host_state', 'filters', 'weighers', 'manager', 'client',
              'cmd', 'bench'),
     # every SQL statement; knows nothing of how it is called
-    'db': ('rpc', 'service', 'driver', 'host_state', 'filters', 'weighers',
-           'manager', 'client', 'cmd', 'bench', 'oslo_messaging'),
-    'host_state': ('rpc', 'service', 'driver', 'filters', 'weighers',
+    'db': ('rpc', 'edge', 'service', 'driver', 'host_state', 'filters',
+           'weighers', 'manager', 'client', 'cmd', 'bench',
+           'oslo_messaging'),
+    'host_state': ('rpc', 'edge', 'service', 'driver', 'filters', 'weighers',
                    'manager', 'client', 'cmd', 'bench', 'oslo_messaging'),
     # plugins read a host view and the request, nothing else
-    'filters': ('db', 'rpc', 'service', 'driver', 'weighers', 'manager',
-                'client', 'cmd', 'bench', 'sqlalchemy', 'oslo_db',
+    'filters': ('db', 'rpc', 'edge', 'service', 'driver', 'weighers',
+                'manager', 'client', 'cmd', 'bench', 'sqlalchemy', 'oslo_db',
                 'oslo_messaging'),
-    'weighers': ('db', 'rpc', 'service', 'driver', 'filters', 'manager',
-                 'client', 'cmd', 'bench', 'sqlalchemy', 'oslo_db',
+    'weighers': ('db', 'rpc', 'edge', 'service', 'driver', 'filters',
+                 'manager', 'client', 'cmd', 'bench', 'sqlalchemy', 'oslo_db',
                  'oslo_messaging'),
-    'driver': ('rpc', 'service', 'manager', 'client', 'cmd', 'bench',
-               'oslo_messaging'),
+    'driver': ('rpc', 'edge', 'service', 'manager', 'client', 'cmd',
+               'bench', 'oslo_messaging'),
     # bytes between the broker and a server: it reads no request
-    'transport': ('model', 'objects', 'db', 'rpc', 'service', 'driver',
-                  'host_state', 'filters', 'weighers', 'manager', 'client',
-                  'cmd', 'bench', 'nova', 'placement_feed', 'sqlalchemy',
-                  'oslo_db', 'numpy'),
-    # the edge checks and answers; it does not schedule
+    'transport': ('model', 'objects', 'db', 'rpc', 'edge', 'service',
+                  'driver', 'host_state', 'filters', 'weighers', 'manager',
+                  'client', 'cmd', 'bench', 'nova', 'placement_feed',
+                  'sqlalchemy', 'oslo_db', 'numpy'),
+    # the edge checks a message and answers; it does not schedule, and
+    # knows no server
+    'edge': ('service', 'driver', 'host_state', 'filters', 'weighers',
+             'manager', 'client', 'cmd', 'bench', 'nova', 'rpc',
+             'transport', 'placement_feed'),
+    # the servers take messages off the bus and answer; they schedule
+    # nothing and read no request (the edge does)
     'rpc': ('service', 'driver', 'host_state', 'filters', 'weighers',
             'manager', 'client', 'cmd', 'bench', 'nova'),
     # nova's API over the edge: it reads and writes nova's wire format,
@@ -76,20 +84,20 @@ NEVER_IMPORTS = {
     # what other services import: nothing of the server (nor the edge's
     # schema validator, a compiled wheel a conductor has no use for)
     'client': _SERVER + ('bench', 'numpy', 'sqlalchemy', 'oslo_db',
-                         'alembic', 'jsonschema_rs'),
+                         'alembic', 'jsonschema_rs', 'edge'),
     'service': ('cmd', 'client', 'bench', 'placement_feed'),
     # reads Placement, pushes through the client as a tracker would
-    'placement_feed': _SERVER + ('rpc', 'nova', 'bench', 'numpy',
+    'placement_feed': _SERVER + ('rpc', 'edge', 'nova', 'bench', 'numpy',
                                  'sqlalchemy',
                                  'oslo_db', 'alembic', 'oslo_messaging'),
     'cmd': ('bench',),
     # the bench measures the package from outside, never the reverse
-    'exception': ('model', 'objects', 'conf', 'rpc', 'client', 'bench')
-    + _SERVER,
-    'context': ('model', 'objects', 'conf', 'rpc', 'client', 'bench')
-    + _SERVER,
-    'version': ('model', 'objects', 'conf', 'rpc', 'client', 'bench')
-    + _SERVER,
+    'exception': ('model', 'objects', 'conf', 'rpc', 'edge', 'client',
+                  'bench') + _SERVER,
+    'context': ('model', 'objects', 'conf', 'rpc', 'edge', 'client',
+                'bench') + _SERVER,
+    'version': ('model', 'objects', 'conf', 'rpc', 'edge', 'client',
+                'bench') + _SERVER,
 }
 
 
@@ -158,7 +166,7 @@ def test_every_folder_of_the_package_has_a_line_in_the_table():
     ('scheduler.db.providers', 'from scheduler import manager'),
     ('scheduler.client.client', 'from scheduler.driver import plugins'),
     ('scheduler.manager', 'from scheduler.service import composition'),
-    ('scheduler.driver.plugins', '    from scheduler.rpc import policy'),
+    ('scheduler.driver.plugins', '    from scheduler.edge import policy'),
 ])
 def test_a_forbidden_import_is_found(module, line):
     body = ('def later():\n%s\n' % line if line.startswith(' ')

@@ -16,7 +16,7 @@ from scheduler.model import names
 from scheduler import objects
 from scheduler.model import resource_classes as rcs
 from scheduler.db import provider_reads
-from tests.unit.rpc import edge
+from tests.unit.edge import edge
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e51'
 UUID2 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e52'
@@ -121,7 +121,7 @@ def test_bad_report_logs_a_warning_and_is_dropped(manager, db, caplog,
         assert edge.send(manager, 'update_resource_stats', name=name,
                          stats=stats) is None
     [record] = [r for r in caplog.records
-                if r.name == 'scheduler.rpc.dispatcher']
+                if r.name == 'scheduler.edge.dispatcher']
     assert record.levelno == logging.WARNING
     assert 'Rejected update_resource_stats (cast)' in record.getMessage()
     assert field in record.getMessage()

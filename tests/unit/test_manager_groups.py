@@ -14,7 +14,7 @@ from scheduler import exception
 from scheduler import objects
 from scheduler.client import SchedulerClient
 from scheduler.db import provider_reads
-from tests.unit.rpc import edge
+from tests.unit.edge import edge
 
 CTXT = sched_context.RequestContext(project_id='p1', roles=['service'])
 VOLUME = {'name': 'volume', 'kind': 'storage', 'resources': {'DISK_GB': 10}}

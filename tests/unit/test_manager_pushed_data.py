@@ -14,7 +14,7 @@ from scheduler.db import instances as db_instances
 from scheduler.db import provider_reads
 
 from . import fakes
-from .rpc import edge
+from .edge import edge
 
 A1 = '1a2b3c4d-0000-4000-8000-000000000001'
 A2 = '1a2b3c4d-0000-4000-8000-000000000002'
@@ -91,7 +91,7 @@ def test_bad_cast_logs_a_warning_and_writes_nothing(manager, db, caplog,
     with caplog.at_level(logging.WARNING):
         assert edge.send(manager, method, **kwargs) is None
     [record] = [r for r in caplog.records
-                if r.name == 'scheduler.rpc.dispatcher']
+                if r.name == 'scheduler.edge.dispatcher']
     assert record.levelno == logging.WARNING
     message = record.getMessage()
     assert 'Rejected %s (cast)' % method in message

@@ -36,8 +36,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2] / 'scheduler'
 KNOWN = {
     '_element_type': 'oslo.versionedobjects list fields',
     # a field's coercing type (objects/base.py, db/providers.py,
-    # rpc/validation.py); held unnoticed while the hand-written schema
-    # compiler (rpc/schemas/compiled.py, gone) defined a method ``_type``
+    # edge/validation.py); held unnoticed while the hand-written schema
+    # compiler (edge/schemas/compiled.py, gone) defined a method ``_type``
     '_type': 'oslo.versionedobjects fields',
     # logger names (a rename leaves the lines unfiltered, and the broker
     # outage tests fail; nothing breaks at run time)

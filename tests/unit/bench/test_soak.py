@@ -29,6 +29,6 @@ def test_render_names_the_kinds_of_errors():
 
 
 def test_placements_carry_the_service_role():
-    # without it every call is refused by policy (scheduler.rpc.policy)
+    # without it every call is refused by policy (scheduler.edge.policy)
     load = soak._Load(client=None, hosts=1)
     assert 'service' in load.ctxt.roles

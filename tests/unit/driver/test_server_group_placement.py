@@ -20,7 +20,7 @@ from scheduler.driver import filter_scheduler
 from scheduler.host_state import HostStateCache
 
 from .. import fakes
-from ..rpc import edge
+from ..edge import edge
 
 CTXT = sched_context.RequestContext(project_id='p1')
 GROUP = '8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f'

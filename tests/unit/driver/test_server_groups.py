@@ -9,7 +9,7 @@ from scheduler import exception
 from scheduler import objects
 from scheduler.driver.server_groups import GroupPlacement
 from tests.unit.filters import hosts
-from tests.unit.rpc import test_schemas
+from tests.unit.edge import test_schemas
 
 GROUP = '8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f'
 TABLE = hosts.table(dict(host='h1'), dict(host='h2'), dict(host='h3'))

@@ -21,7 +21,7 @@ from scheduler import exception
 from scheduler.rpc import late_ack
 from scheduler.nova import endpoint as nova_endpoint
 from scheduler.nova import wire as nova_wire
-from scheduler.rpc import validation
+from scheduler.edge import validation
 from scheduler.service import startup_checks
 from scheduler.service import composition
 from scheduler import context as sched_context

@@ -14,7 +14,7 @@ from scheduler import exception
 from scheduler.nova import endpoint as nova_endpoint
 from scheduler.nova import placement as nova_placement
 from scheduler.nova import wire as nova_wire
-from scheduler.rpc import validation
+from scheduler.edge import validation
 from tests.unit.nova import test_wire as recorded
 from tests.unit.nova.test_endpoint import CELL
 from tests.unit.nova.test_endpoint import manager  # noqa: F401

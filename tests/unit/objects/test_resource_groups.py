@@ -7,7 +7,7 @@ import pytest
 from scheduler import exception
 from scheduler import objects
 from scheduler.model import resource_groups
-from tests.unit.rpc import test_schemas
+from tests.unit.edge import test_schemas
 
 UUID1 = '6f1b3c2e-1d2a-4c5b-9e8f-0a1b2c3d4e5f'
 LEGACY = {
