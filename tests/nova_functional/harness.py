@@ -55,6 +55,7 @@ from scheduler.placement_feed import nova_hosts
 from scheduler.nova import endpoint as nova_endpoint
 from scheduler.service import launcher
 from tests.nova_functional import nova_options
+from tests import waiting
 
 LOG = logging.getLogger(__name__)
 #: the environment variable that chooses the scheduler: 'this' or 'nova'
@@ -375,7 +376,8 @@ class SchedulerService(fixtures.Fixture):
         written, ``manager``'s host table refreshed (module docstring);
         no cycle while the worker is being replaced."""
         # a cast sent before the call is taken from its queue within one
-        # poll of the fake driver
+        # poll of the fake driver (its queues are oslo.messaging's
+        # private internals: the bound, not the queue, is waited for)
         time.sleep(2 * FAKE_POLL)
         with self._casts_done:
             self._casts_done.wait_for(lambda: not self._casts_running,
@@ -387,13 +389,12 @@ class SchedulerService(fixtures.Fixture):
                 self._run_cycle()
             sent = self.sent if current else 0
         endpoint = manager
-        deadline = time.monotonic() + CATCH_UP_TIMEOUT
-        while _received(endpoint.recorder) < sent:
-            if time.monotonic() > deadline:
-                LOG.warning('the scheduler received %d of %d reports',
-                            _received(endpoint.recorder), sent)
-                break
-            time.sleep(0.005)
+        try:
+            waiting.wait_for(lambda: _received(endpoint.recorder) >= sent,
+                             CATCH_UP_TIMEOUT, 'the reports', interval=0.005)
+        except AssertionError:
+            LOG.warning('the scheduler received %d of %d reports',
+                        _received(endpoint.recorder), sent)
         endpoint.report_writer.flush()
         endpoint.host_cache.refresh(force=True)
 
