@@ -32,8 +32,6 @@ from kombu.utils import json as kombu_json
 
 from scheduler.rpc import log_filters
 
-# oslo.messaging names its loggers with a dot
-_RABBIT_LOGGER = 'oslo.messaging._drivers.impl_rabbit'
 _UNBOUNDED = ('application/x-brotli', 'application/zstd')
 
 
@@ -87,6 +85,4 @@ def install(max_bytes):
         aliases=['lzma', 'xz'])
     for content_type in _UNBOUNDED:
         compression.register(None, _refuse(content_type), content_type)
-    log_filters.one_line(_RABBIT_LOGGER, ('Failed to process message',),
-                         'Dropped a message that cannot be decoded')
     log_filters.expected_broker_faults()

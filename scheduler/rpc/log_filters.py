@@ -25,9 +25,14 @@ outage lost (its request discarded, its reply undeliverable) keeps its
 own line; a message delivered again after a reconnect, which
 oslo.messaging skips as a duplicate, is one warning line without its
 traceback.
+
+The filters sit on oslo.messaging's own loggers (``messaging_loggers``),
+found through the library's public driver entry points and its package
+names, not through the module paths of its driver, which are private.
 """
 
 import logging
+from importlib import metadata
 
 from scheduler.transport import outage as transport_outage
 
@@ -50,9 +55,11 @@ class OneLine(logging.Filter):
         return True
 
 
-def one_line(logger_name, prefixes, text):
-    """Install the filter on ``logger_name`` once (idempotent)."""
-    logger = logging.getLogger(logger_name)
+def one_line(logger, prefixes, text):
+    """Install the filter on ``logger`` (a logger or its name) once
+    (idempotent)."""
+    if isinstance(logger, str):
+        logger = logging.getLogger(logger)
     if not any(isinstance(f, OneLine) and f.text == text
                for f in logger.filters):
         logger.addFilter(OneLine(prefixes, text))
@@ -71,8 +78,6 @@ def expected_database_faults():
 
 
 # what oslo.messaging logs while the broker is away (format strings)
-_RABBIT = 'oslo.messaging._drivers.impl_rabbit'
-_AMQP = 'oslo_messaging._drivers.amqpdriver'
 _BROKER_AWAY = (
     '[%(connection_id)s] AMQP server', 'Connection failed:',
     'A recoverable connection/channel error', 'Failed to consume message',
@@ -137,16 +142,46 @@ def _rewrite(record, level, msg, *args):
     record.levelno, record.levelname = level, logging.getLevelName(level)
 
 
+def messaging_loggers():
+    """The loggers of oslo.messaging's rabbit driver and of what it
+    imports, found without naming a module of the driver: its public
+    plugin entry points (``oslo.messaging.drivers``, ``rabbit`` and
+    ``kombu``) are loaded, which makes the modules' loggers, then every
+    logger of the library's two package names is taken (oslo.messaging
+    names some with a dot, some with an underscore)."""
+    for entry in metadata.entry_points(group='oslo.messaging.drivers'):
+        if entry.name in ('rabbit', 'kombu'):
+            entry.load()
+    made = logging.root.manager.loggerDict
+    return [logging.getLogger(name) for name in sorted(made)
+            if name.startswith(_MESSAGING_PACKAGES)
+            and isinstance(made[name], logging.Logger)]
+
+
+_MESSAGING_PACKAGES = ('oslo.messaging.', 'oslo_messaging.')
+
+
 def expected_broker_faults():
-    """Install the broker outage filter in this process (idempotent)."""
-    loggers = [logging.getLogger(name) for name in (_RABBIT, _AMQP)]
-    if any(isinstance(f, BrokerOutage) for f in loggers[0].filters):
-        return
-    outage = BrokerOutage()
+    """Install the broker outage filter, and the one-line rewrites of a
+    message that cannot be decoded and of a duplicate skipped after a
+    reconnect, on oslo.messaging's loggers in this process (idempotent:
+    a logger has each once)."""
+    loggers = messaging_loggers()
     for logger in loggers:
-        logger.addFilter(outage)
+        if not any(isinstance(f, BrokerOutage) for f in logger.filters):
+            logger.addFilter(_PROCESS_OUTAGE)
+        for prefixes, text in _ONE_LINE_MESSAGING:
+            one_line(logger, prefixes, text)
+    return loggers
+
+
+_PROCESS_OUTAGE = BrokerOutage()
+_ONE_LINE_MESSAGING = (
+    # a body the rabbit driver cannot decode (rpc/inbound.py bounds it)
+    (('Failed to process message',),
+     'Dropped a message that cannot be decoded'),
     # a message read, not yet acknowledged, when a connection broke comes
     # again after the reconnect (late acknowledgement: rpc/late_ack.py);
     # oslo.messaging skips it with a traceback
-    one_line(_AMQP, ('ignoring duplicate message',),
-             'Skipped a message delivered again after a reconnect')
+    (('ignoring duplicate message',),
+     'Skipped a message delivered again after a reconnect'))

@@ -95,6 +95,12 @@ class ReportBatchServer(late_ack.ReportServer):
         """Batches handed over to a thread and not yet handled."""
         return self._handling
 
+    @property
+    def gathered(self):
+        """Casts read and gathered into the next batch, not yet handed
+        over."""
+        return len(self._gathered)
+
     def prefetch(self):
         return self.batch[0] * super().prefetch()
 

@@ -39,13 +39,6 @@ KNOWN = {
     # edge/validation.py); held unnoticed while the hand-written schema
     # compiler (edge/schemas/compiled.py, gone) defined a method ``_type``
     '_type': 'oslo.versionedobjects fields',
-    # logger names (a rename leaves the lines unfiltered, and the broker
-    # outage tests fail; nothing breaks at run time)
-    'module oslo_messaging._drivers.amqpdriver':
-        "oslo.messaging's logger, filtered (rpc/log_filters.py)",
-    'module oslo.messaging._drivers.impl_rabbit':
-        "oslo.messaging's logger, filtered (rpc/log_filters.py, "
-        "rpc/inbound.py)",
 }
 
 

@@ -122,6 +122,9 @@ def test_a_batch_gathers_on_while_every_thread_writes(worker, db):
     for host in ('a', 'b', 'c'):    # each in a window of its own
         _report(worker, host)
         time.sleep(0.4)
+    # a loaded machine may deliver the last one after its window
+    waiting.wait_for(lambda: worker.server.gathered == 3,
+                     what='the three gathered')
     worker.gate.set()
     waiting.wait_for(lambda: len(_stored(db)) == 5,
                      what='every report stored')
