@@ -156,6 +156,7 @@ class FilterScheduler:
         wrote), or None."""
         request, consumers = _request(ctxt, spec, instance_uuids, checked,
                                       call)
+        self.prepare(request, consumers)
         decision = _Decision(self._clock)
         # a repeat (same instance uuids) is recognised at claim time
         decision.repeat_of = bool(instance_uuids)
@@ -172,6 +173,10 @@ class FilterScheduler:
             raise
         self._record(ctxt, consumers, decision, selections)
         return selections
+
+    def prepare(self, request, consumers):
+        """A variant's step before a request is planned, on the request's
+        own state (``RequestState``); the filter scheduler has none."""
 
     def check_destination(self, ctxt, spec, instance_uuids=None):
         """Whether the instance may stay where it is with what ``spec``

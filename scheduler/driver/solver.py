@@ -44,7 +44,6 @@ per request.
 """
 
 import collections
-import threading
 
 import numpy as np
 from oslo_log import log as logging
@@ -82,36 +81,23 @@ class SolverScheduler(filter_scheduler.FilterScheduler):
         window = conf.solver.batch_window_ms / 1e3
         self.window = (solver_window.Window(window, self._plan_window)
                        if window > 0 else None)
-        # the window's hint for the request this thread decides
-        self._hint = threading.local()
 
     def _outcome(self, outcome):
         """Count a request's path, here and in the worker's metrics."""
         self.outcomes[outcome] += 1
         self.recorder.solver_outcome(outcome)
 
-    def select_destinations(self, ctxt, spec, instance_uuids=None,
-                            return_alternates=False, checked=None,
-                            call=None):
-        """The filter scheduler's, after the request's window when
-        ``[solver] batch_window_ms`` is set (``solver_window``)."""
-        if self.window is None or not _batchable(spec):
-            return super().select_destinations(ctxt, spec, instance_uuids,
-                                                return_alternates, checked,
-                                                call)
-        self._hint.value = self.window.join(spec)
-        try:
-            return super().select_destinations(ctxt, spec, instance_uuids,
-                                                return_alternates, checked,
-                                                call)
-        finally:
-            self._hint.value = None
+    def prepare(self, request, consumers):
+        """The request waits for its window when ``[solver]
+        batch_window_ms`` is set (``solver_window``), and keeps the joint
+        plan the window made as its ``window_hint``."""
+        if self.window is not None and _batchable(request.spec):
+            request.window_hint = self.window.join(request.spec)
 
     def place_all(self, table, request, candidates, consumers,
                    return_alternates, plan, diagnosis, decision, key):
-        hint = getattr(self._hint, 'value', None)
-        if hint is not None:
-            self._hint.value = None     # the first planning attempt only
+        hint, request.window_hint = request.window_hint, None
+        if hint is not None:    # the first planning attempt only
             if decision.timed('weigh', self._follow, table, request,
                               candidates, consumers, hint,
                               return_alternates, plan, key):

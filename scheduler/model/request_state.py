@@ -45,6 +45,10 @@ class RequestState:
     # is written past its deadline; the claims written are added to it),
     # None for an in-process caller
     call: object = None
+    # the solver's batch window's joint plan for this request
+    # (``scheduler.driver.solver_window``), read by its first planning
+    # attempt only; None without a window
+    window_hint: object = None
     # plugin name -> what its preload hook returned (None is not kept),
     # replaced at every planning attempt
     preloaded: dict = dataclasses.field(default_factory=dict, repr=False,
