@@ -34,7 +34,9 @@ The steps are public methods that other planners compose: ``filter``
 when nothing fits), and ``place_all``, the greedy placement of a
 request's instances among the filtered rows, which the solver
 (``scheduler.driver.solver``) overrides; ``GroupPlanner`` calls the
-first four.
+first four. ``prepare``, before a request is planned, is a variant's
+step on the request's own state (the solver's batch window), empty
+here.
 
 A NoValidHost is only answered from a view that is fresh (a forced
 refresh when the poller may be behind) and holds no tentative claim of
