@@ -20,7 +20,15 @@ provider's UUID) once per provider, and remembers the answer;
 reports no ``HW_ARCH_*`` trait to Placement. A
 provider Nova does not know (404: a sharing or network provider, or the
 compute node of a deleted compute service) has no service host (None: its
-report is named after the provider; ``unknown(uuid)`` says so). An answer
+report is named after the provider; ``unknown(uuid)`` says so). A 404 is
+not Nova's last word: a new compute node's provider is in Placement
+before its host is mapped to a cell (``nova-manage cell_v2
+discover_hosts``, or the scheduler's periodic discovery), and until then
+Nova's API does not find it. Such a provider is asked again
+``UNKNOWN_FIRST_RETRY`` seconds later, then at doubling intervals up to
+``RETRY_AFTER`` (a provider that stays unknown costs one request per
+``RETRY_AFTER``); once Nova knows it, its tree is reported under its
+service host and serves (``scheduler.placement_feed.feed``). An answer
 that cannot be read (Nova unreachable, 403 for a user without Nova's
 ``os_compute_api:os-hypervisors:show`` rule) is logged once per status
 and gives None for now; no provider is asked again for ``RETRY_AFTER``
@@ -45,6 +53,7 @@ from oslo_log import log as logging
 LOG = logging.getLogger(__name__)
 MICROVERSION = '2.53'
 RETRY_AFTER = 30.0
+UNKNOWN_FIRST_RETRY = 2.0
 
 
 def adapter_from_conf(conf, session):
@@ -67,13 +76,18 @@ class NovaHosts:
         self.requests = 0
         self._hosts = {}      # provider uuid -> service host or None
         self._archs = {}      # provider uuid -> cpu_info's arch
+        # provider uuid -> (when to ask again, the wait after that) for
+        # the providers Nova answered 404 for
+        self._ask_again = {}
         self._logged = set()  # statuses already logged
         self._failed_at = None
 
     def host_of(self, uuid):
         """The service host of provider ``uuid`` (module docstring)."""
         if uuid in self._hosts:
-            return self._hosts[uuid]
+            again = self._ask_again.get(uuid)
+            if again is None or self.clock() < again[0]:
+                return self._hosts[uuid]
         if self._failed_at is not None and \
                 self.clock() - self._failed_at < RETRY_AFTER:
             return None
@@ -85,6 +99,9 @@ class NovaHosts:
         except ks_exceptions.ClientException as exc:
             return self._failed(type(exc).__name__, exc)
         if response.status_code == 404:
+            wait = self._ask_again.get(uuid, (None, UNKNOWN_FIRST_RETRY))[1]
+            self._ask_again[uuid] = (self.clock() + wait,
+                                     min(2 * wait, RETRY_AFTER))
             self._hosts[uuid] = None
             return None
         if response.status_code != 200:
@@ -92,6 +109,7 @@ class NovaHosts:
                                 getattr(response, 'text', '')[:200])
         hypervisor = response.json()['hypervisor']
         host = hypervisor['service']['host']
+        self._ask_again.pop(uuid, None)
         self._hosts[uuid] = host
         self._archs[uuid] = _arch(hypervisor.get('cpu_info'))
         return host

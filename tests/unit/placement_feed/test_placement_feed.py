@@ -352,6 +352,46 @@ def test_a_tree_named_after_its_provider_is_renamed_once_nova_answers(
     assert tuple(client.reports[-1][0]) == ('compute1', 'compute-000')
 
 
+def test_a_compute_node_nova_maps_later_serves_once_nova_knows_it(
+        placement, client, clock):
+    # the compute's provider is in Placement before its host is mapped to
+    # a cell (discover_hosts): until then Nova's API answers 404
+    from scheduler.placement_feed import nova_hosts
+    [uuid] = _cloud(placement, 1)
+    nova = FakeNova({}, serving={'compute1'})
+    hosts = nova_hosts.NovaHosts(nova, clock=clock)
+    feed = feed_mod.PlacementFeed(reader.PlacementReader(placement), client,
+                                  ctxt=None, clock=clock, hosts=hosts)
+    feed.run_cycle()
+    assert [(name, stats['disabled']) for name, stats in client.reports] \
+        == [('compute-000', True)]
+    feed.run_cycle()              # asked again only after a while
+    assert hosts.requests == 3    # one hypervisor read, two services reads
+    nova.hosts[uuid] = 'compute1'   # discover_hosts mapped it
+    clock.now += nova_hosts.UNKNOWN_FIRST_RETRY
+    feed.run_cycle()
+    name, stats = client.reports[-1]
+    assert (tuple(name), stats['disabled']) == (
+        ('compute1', 'compute-000'), False)
+
+
+def test_a_provider_nova_never_knows_is_asked_again_at_most_every_30_s(
+        clock):
+    from scheduler.placement_feed import nova_hosts
+    nova = FakeNova({}, serving=set())
+    hosts = nova_hosts.NovaHosts(nova, clock=clock)
+    asked = []
+    for _ in range(200):            # a cycle a second for 200 s
+        hosts.host_of('nfs')
+        asked.append(len(nova.urls))
+        clock.now += 1.0
+    times = [t for t in range(1, 200) if asked[t] > asked[t - 1]]
+    assert times[:4] == [2, 6, 14, 30]
+    assert all(b - a == nova_hosts.RETRY_AFTER
+               for a, b in zip(times[4:], times[5:]))
+    assert hosts.unknown('nfs')
+
+
 def test_a_404_from_a_service_that_is_not_nova_disables_nothing(
         placement, client, clock):
     # an auth plugin with one fixed endpoint (admin_token) sends Nova's
