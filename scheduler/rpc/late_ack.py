@@ -44,10 +44,14 @@ their own, and acknowledge it after the answer:
 A reply leaves through the loop's own connection (published by its
 thread, confirmed by the broker, before the message's acknowledgement);
 if that fails (the connection is being re-established, the caller's
-reply queue is missing), it is sent over a connection of its own,
+reply queue is missing, the broker did not confirm it within
+``Broker.confirm_wait`` seconds: a RabbitMQ node cut off from its
+cluster, ``scheduler.transport.confirms``), it is sent over a
+connection of its own, to the other nodes of ``transport_url`` first,
 retried while the queue is missing for up to
 ``[oslo_messaging_rabbit] kombu_missing_consumer_retry_timeout``
-seconds, as oslo.messaging retries a reply.
+seconds, as oslo.messaging retries a reply. A reply that reaches its
+caller twice that way is harmless: the caller takes the first.
 
 ``ReportServer`` is the report topic's: a report is acknowledged only
 once ``update_resource_stats`` has seen it committed, and

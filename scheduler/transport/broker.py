@@ -9,9 +9,12 @@ oslo.messaging registers, and gives:
   host of the URL in turn (kombu's failover, in
   ``kombu_failover_strategy`` order, the hosts shuffled as
   oslo.messaging shuffles them), with the driver's TLS options,
-  heartbeat, login method, publisher confirms and client properties.
-  A user name or password is percent-encoded in full, so a password
-  with ``/`` in it reaches the broker as written;
+  heartbeat, login method and client properties. A user name or
+  password is percent-encoded in full, so a password with ``/`` in it
+  reaches the broker as written. A host that did not confirm a publish
+  in time (``unconfirmed``: a node cut off from its cluster) comes last
+  for ``AVOID_FOR`` seconds; publishers wait for confirms through
+  ``scheduler.transport.confirms``, ``confirm_wait`` seconds at most;
 * ``queues(target)``: the queues a server of ``target`` consumes, with
   the names, types, durability and arguments oslo.messaging's rabbit
   driver gives them (``rabbit_quorum_queue``,
@@ -30,6 +33,8 @@ import os
 import random
 import ssl
 import sys
+import threading
+import time
 import uuid
 from urllib.parse import quote
 
@@ -38,6 +43,7 @@ import oslo_messaging
 from oslo_utils import netutils
 
 from scheduler.conf import messaging as messaging_conf
+from scheduler.transport import confirms
 from scheduler.transport import memory
 
 EMBEDDED_URL = 'kombu+%s:////' % memory.ALIAS
@@ -49,6 +55,10 @@ KOMBU_PREFIX = 'kombu+'
 SSL_VERSIONS = {'tlsv1': 'PROTOCOL_TLSv1', 'tlsv1_1': 'PROTOCOL_TLSv1_1',
                 'tlsv1_2': 'PROTOCOL_TLSv1_2', 'sslv23': 'PROTOCOL_SSLv23',
                 'sslv3': 'PROTOCOL_SSLv3'}
+#: seconds a host that did not confirm a publish in time is tried last
+#: (a node cut off from its cluster pauses within 1.25 net_ticktime, and
+#: once the partition heals it needs a while to resume)
+AVOID_FOR = 120.0
 
 
 class BrokerConfigError(ValueError):
@@ -111,6 +121,8 @@ class Broker:
         self.durable = rabbit.amqp_durable_queues or self.quorum
         self.in_memory = not self.url.hosts and \
             self.url.transport.startswith(KOMBU_PREFIX)
+        self._avoid_lock = threading.Lock()
+        self._avoid = {}        # host:port -> monotonic time to forget it
 
     # -- connections -------------------------------------------------------
 
@@ -122,12 +134,35 @@ class Broker:
         hosts = self.url.hosts or [oslo_messaging.TransportHost('')]
         scheme = self.url.transport.replace(KOMBU_PREFIX, '').replace(
             RABBIT, 'amqp')
-        return ['%s://%s:%s@%s:%s/%s' % (
+        return ['%s://%s:%s@%s/%s' % (
             scheme, quote(host.username or 'guest', safe=''),
-            quote(host.password or 'guest', safe=''),
-            netutils.escape_ipv6(host.hostname) or 'localhost',
-            host.port or 5672, self.url.virtual_host or '')
+            quote(host.password or 'guest', safe=''), _host_port(host),
+            self.url.virtual_host or '')
             for host in hosts]
+
+    def unconfirmed(self, connection):
+        """``connection`` (a kombu ``Connection``) got no confirm in
+        time: its host comes last for ``AVOID_FOR`` seconds."""
+        try:
+            host = connection.host
+        except Exception:   # nothing to go by: no host is avoided
+            return
+        with self._avoid_lock:
+            self._avoid[host] = time.monotonic() + AVOID_FOR
+
+    def _in_order(self, urls):
+        """``urls`` shuffled, the hosts that did not confirm in time
+        last."""
+        urls = list(urls)
+        random.shuffle(urls)
+        now = time.monotonic()
+        with self._avoid_lock:
+            for host, until in list(self._avoid.items()):
+                if until <= now:
+                    del self._avoid[host]
+            avoided = set(self._avoid)
+        return sorted(urls, key=lambda url: url.rsplit('@', 1)[-1].split(
+            '/', 1)[0] in avoided)
 
     def connect(self, name='scheduler'):
         """A kombu connection to the broker (module docstring); not
@@ -136,9 +171,7 @@ class Broker:
             transport = self.url.transport[len(KOMBU_PREFIX):]
             return kombu.Connection('%s://%s' % (
                 transport, self.url.virtual_host or ''))
-        urls = self.kombu_urls()
-        if len(urls) > 1:
-            random.shuffle(urls)
+        urls = self._in_order(self.kombu_urls())
         rabbit = self.rabbit
         return kombu.Connection(
             ';'.join(urls), ssl=self.ssl_options(),
@@ -146,7 +179,6 @@ class Broker:
             heartbeat=rabbit.heartbeat_timeout_threshold,
             failover_strategy=rabbit.kombu_failover_strategy,
             transport_options={
-                'confirm_publish': True,
                 'client_properties': {
                     'capabilities': {
                         'authentication_failure_close': True,
@@ -325,7 +357,24 @@ class Broker:
         return 2.0 * threshold if threshold > 0 else self.PUBLISH_TIMEOUT
 
     @property
+    def confirm_wait(self):
+        """Seconds a publish waits for the broker's confirm
+        (``scheduler.transport.confirms``): ``CONFIRM_WAIT``, or less
+        when ``publish_timeout`` is shorter."""
+        timeout = self.publish_timeout
+        if timeout is None:
+            return confirms.CONFIRM_WAIT
+        return min(confirms.CONFIRM_WAIT, timeout)
+
+    @property
     def missing_reply_queue_wait(self):
         """Seconds a reply whose queue is missing is tried again
         (``kombu_missing_consumer_retry_timeout``)."""
         return self.rabbit.kombu_missing_consumer_retry_timeout
+
+
+def _host_port(host):
+    """``host:port`` of an oslo.messaging ``TransportHost``, as kombu's
+    ``Connection.host`` names it."""
+    return '%s:%s' % (netutils.escape_ipv6(host.hostname) or 'localhost',
+                      host.port or 5672)

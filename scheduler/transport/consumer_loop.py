@@ -27,6 +27,13 @@ connection, consumer and producer driven by one thread:
   acknowledging or requeueing a message) runs in this one thread, in the
   order it was handed over, so a reply always leaves before its
   message's acknowledgement, and no other thread touches the channel;
+* a reply waits for the broker's confirm ``Broker.confirm_wait``
+  seconds at most (``scheduler.transport.confirms``): a node cut off
+  from its cluster takes replies to quorum queues and confirms none of
+  them until it notices and pauses, after ``net_ticktime``. The loop
+  then drops the connection and consumes through another node, and the
+  reply is sent again, through another node too
+  (``scheduler.rpc.late_ack``);
 * when the connection fails in any way (reading, an acknowledgement, a
   reply, a heartbeat; the broker went away, the channel was closed) it
   drops the connection and connects again, to the next broker host if
@@ -57,6 +64,7 @@ import kombu
 from amqp import exceptions as amqp_exceptions
 from oslo_log import log as logging
 
+from scheduler.transport import confirms
 from scheduler.transport import outage
 from scheduler.transport import wire
 
@@ -111,6 +119,7 @@ class ConsumerLoop:
         self._prefetch = 0
         self._connection = self._channel = None
         self._consumer = self._producer = None
+        self._confirms = None
         self._work = collections.deque()
         # kombu messages read and not acknowledged, oldest first; those
         # settled since the last acknowledgement
@@ -224,6 +233,7 @@ class ConsumerLoop:
         connection that failed)."""
         connection, self._connection = self._connection, None
         self._channel = self._consumer = self._producer = None
+        self._confirms = None
         if connection is None:
             return
         try:
@@ -431,12 +441,15 @@ class ConsumerLoop:
                 consumer.qos(prefetch_count=self._prefetch)
             if self._consuming:
                 consumer.consume()
+            confirming = confirms.on_channel(connection, channel,
+                                             self.broker.confirm_wait)
         except Exception as exc:
             self._failed_to_connect(connection, exc)
             return
         self._connection, self._channel = connection, channel
         self._consumer = consumer
         self._producer = kombu.Producer(channel, on_return=_returned)
+        self._confirms = confirming
         self._one_by_one = connection.transport.driver_type != 'amqp'
         self._unsettled = collections.deque()
         self._recover = False
@@ -572,18 +585,18 @@ class ConsumerLoop:
         """Publish ``body`` to queue ``routing_key`` through the default
         exchange, as oslo.messaging sends a reply (mandatory: a queue
         that is gone raises ``ReplyQueueMissing``; confirmed by the
-        broker). Run it in the loop's thread (``call``). A failure of
-        the connection is raised here, and the loop drops the
-        connection."""
-        if self._producer is None:
+        broker within ``Broker.confirm_wait`` s, else
+        ``confirms.Unconfirmed``). Run it in the loop's thread
+        (``call``). A failure of the connection is raised here, and the
+        loop drops the connection; a publish after it fails at once."""
+        if self._producer is None or self._broken:
             raise ConnectionError('not connected')
         try:
-            self._producer.publish(
-                body, exchange='', routing_key=routing_key,
-                mandatory=self.broker.mandatory_replies,
-                compression=self.broker.compression, serializer='json',
-                timeout=self.broker.publish_timeout)
+            _publish(self._producer, self._confirms, self.broker, body,
+                     routing_key)
         except Exception as exc:
+            if isinstance(exc, confirms.Unconfirmed):
+                self.broker.unconfirmed(self._connection)
             self._broken |= self._connection_error(exc)
             raise
 
@@ -654,17 +667,32 @@ class ConsumerLoop:
 
 def publish_once(broker, body, routing_key):
     """Publish ``body`` as ``ConsumerLoop.publish`` does, over a
-    connection of its own (one try at each broker host), for a reply the
-    loop could not send."""
+    connection of its own (one try at each broker host, those that did
+    not confirm in time last), for a reply the loop could not send."""
     with broker.connect('reply') as connection:
         connection.ensure_connection(
             max_retries=max(1, len(broker.kombu_urls())),
             interval_start=0, interval_step=0, interval_max=0)
-        producer = kombu.Producer(connection.channel(), on_return=_returned)
-        producer.publish(body, exchange='', routing_key=routing_key,
-                         mandatory=broker.mandatory_replies,
-                         compression=broker.compression, serializer='json',
-                         timeout=broker.publish_timeout)
+        channel = connection.channel()
+        producer = kombu.Producer(channel, on_return=_returned)
+        try:
+            _publish(producer, confirms.on_channel(
+                connection, channel, broker.confirm_wait),
+                broker, body, routing_key)
+        except confirms.Unconfirmed:
+            broker.unconfirmed(connection)
+            raise
+
+
+def _publish(producer, confirming, broker, body, routing_key):
+    """A reply to queue ``routing_key`` (``ConsumerLoop.publish``),
+    confirmed by the broker if ``confirming``."""
+    producer.publish(body, exchange='', routing_key=routing_key,
+                     mandatory=broker.mandatory_replies,
+                     compression=broker.compression, serializer='json',
+                     timeout=broker.publish_timeout)
+    if confirming is not None:
+        confirming.published()
 
 
 def _socket(connection):
