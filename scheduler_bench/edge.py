@@ -2,8 +2,9 @@
 
 No database, no broker: a message of the bench's mix is serialized as a
 client sends it, then a worker's edge handles it as the dispatcher does
-(``scheduler.edge.validation.EdgeCheck``: the structure walk and the
-method's schema on the raw arguments, deserializing,
+(``scheduler.edge.validation.EdgeCheck``: the method's schema and the
+``[limits]`` in one pass on the raw arguments, given the length of
+their JSON text as the transport gives it, deserializing,
 ``scheduler.edge.arguments.read``; for a request also the enabled
 plugins' own checks, ``scheduler.driver.plugins.RequestChecks``, with
 the default filters and weighers), for ``select_destinations`` (a
@@ -25,6 +26,7 @@ import uuid
 
 from scheduler import conf as sched_conf
 from scheduler import context as sched_context
+from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 
 from scheduler import objects
@@ -106,12 +108,15 @@ def run(options):
     result = {'rounds': rounds, 'per_round': per_round}
     for key, message in _messages(ctxt, serializer).items():
         method = MESSAGES[key]
+        # what the transport states of a message it read
+        text_length = len(jsonutils.dumps(message))
 
         def read_only():
             _read(ctxt, serializer, method, message)
 
         def whole_edge():
-            read_first = edge.check_message(method, '1.3', message)
+            read_first = edge.check_message(method, '1.3', message,
+                                            text_length)
             args = _read(ctxt, serializer, method, message)
             edge.check_arguments(method, '1.3', args, read_first)
             if method == 'select_destinations':

@@ -13,10 +13,12 @@ log as a traceback:
   of it into every line follows the name rule, nothing holds invalid
   unicode);
 * every message is checked once, here, before the manager's method runs
-  (``validation.EdgeCheck``): its raw arguments against the ``[limits]``
-  options and the names the method takes, then, once deserialized and
-  read (``scheduler.edge.arguments``), against the method's JSON Schema
-  for the message's version (``scheduler.edge.schemas``), and a request
+  (``validation.EdgeCheck``): its raw arguments against the names the
+  method takes, then in one pass of the validator against the method's
+  JSON Schema for the message's version (``scheduler.edge.schemas``)
+  and the ``[limits]`` options (the number of values by the length of
+  the text the transport read the message from, ``_text_length``), a
+  nova RequestSpec once read (``scheduler.edge.arguments``), and a request
   against the enabled plugins' own checks (the hints and extra specs a
   filter owns: ``request_checks`` of the endpoint). Policy is evaluated
   once, here, before the arguments are read (``policy.authorized``: the
@@ -272,7 +274,8 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             return self._checked_call(endpoint, method, incoming.ctxt,
                                       incoming.message.get('args', {}),
                                       _Envelope(incoming.message.get(
-                                          'version'), call))
+                                          'version'), call,
+                                          _text_length(incoming)))
         except exception.InvalidRequest as exc:
             _expected(exc)
 
@@ -292,7 +295,8 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             # arguments are read or checked
             policy.enforce(endpoint, ctxt, method)
         # the names of the arguments whose schema waits for their reading
-        read_first = self.edge.check_message(method, version, args)
+        read_first = self.edge.check_message(method, version, args,
+                                             envelope.text_length)
         args = self._entities(ctxt, args)
         args = arguments.read(method, args, received=True)
         self.edge.check_arguments(method, version, args, read_first)
@@ -325,6 +329,17 @@ class _Envelope(typing.NamedTuple):
     version: str
     #: the server's record of the call (``scheduler.model.call.Call``)
     call: object
+    #: the characters of the JSON text the message was read from, None
+    #: if not known (``_text_length``)
+    text_length: int = None
+
+
+def _text_length(incoming):
+    """The length of the text ``incoming`` was read from, as this
+    project's transport states it on the message it read
+    (``scheduler.transport.consumer_loop.Delivery``); None from
+    oslo.messaging's own servers and from a caller in process."""
+    return getattr(incoming.message, 'text_length', None)
 
 
 #: the target of an endpoint that names none (oslo.messaging's default)

@@ -13,30 +13,40 @@ the caller's value cut to a few hundred characters
    (no invalid unicode ...); what oslo.log writes of it into every line
    of the request (``LOGGED_CONTEXT``, ``roles``) follows the name rule
    (``scheduler.model.names``: no control character, 255 characters);
-1. ``check_message(method, version, args)``, on the raw message before
-   anything is decoded: an argument the method does not take is refused
-   by name, then each argument goes through ``check_structure``: nesting
-   depth, list and string lengths, the total number of values, non-finite
-   or out-of-range numbers, strings that are not valid unicode, and
-   values of a scheduler object's fields that oslo.versionedobjects
-   would coerce into something else (a fractional or string number
-   truncated or parsed for an integer field, a string that is no finite
-   number for a float field, anything but a boolean for a boolean
-   field, as ``bool('false')`` is True; the values of a dict of such; a
-   plain dict the method's schema module lists in ``RAW_OBJECTS``
-   counts as that object). It walks iteratively, so no message can raise a
-   RecursionError, and it guards the schema validator against huge input;
-2. then, still on the raw message, the method's JSON Schema for that
-   version (``scheduler.edge.schemas``) in one pass of a maintained
-   validator, ``jsonschema_rs`` (doc/source/decisions/validator.rst):
-   an object primitive's data is checked as the object's fields
-   (``scheduler.edge.schemas.wire``), which are the fields its sender set
-   (a report leaving out its capacity is refused, not read as zero),
-   the project's string keywords are the validator's formats, and its
-   value keywords (``scheduler.edge.schemas.keywords``) run once the
-   schema passed, on the few values they name. A nova RequestSpec's
-   fields are nova's: its schema waits for step 4, and ``check_message``
-   returns the names of such arguments;
+1. ``check_message(method, version, args, text_length)``, on the raw
+   message before anything is decoded: an argument the method does not
+   take is refused by name; then each argument is checked, in one pass
+   of a maintained validator, ``jsonschema_rs``
+   (doc/source/decisions/validator.rst), against the method's JSON
+   Schema for that version (``scheduler.edge.schemas``) and the
+   ``[limits]`` (``scheduler.edge.schemas.bounds``, which the schema
+   holds at every node): nesting depth, list and string lengths,
+   non-finite or out-of-range numbers, strings that are not valid
+   unicode, and values of a scheduler object's fields that
+   oslo.versionedobjects would coerce into something else (a fractional
+   or string number truncated or parsed for an integer field, a string
+   that is no finite number for a float field, anything but a boolean
+   for a boolean field, as ``bool('false')`` is True; the values of a
+   dict of such; a plain dict the method's schema module lists in
+   ``RAW_OBJECTS`` counts as that object). The total number of values is
+   bounded by ``text_length``, the length of the JSON text the message
+   was read from (the transport states it). An object primitive's data
+   is checked as the object's fields (``scheduler.edge.schemas.wire``),
+   which are the fields its sender set (a report leaving out its
+   capacity is refused, not read as zero), the project's string
+   keywords are the validator's formats, and its value keywords
+   (``scheduler.edge.schemas.keywords``) run once the schema passed, on
+   the few values they name;
+2. only if that pass refuses the message, or cannot vouch for it (no
+   ``text_length``, or a text long enough to hold more values than
+   ``max_message_items``), the limits' own walk, ``check_structure``,
+   runs on each argument (iteratively: no message can raise a
+   RecursionError), then the schema alone: the walk names the field
+   and the limit, or counts the values, and the schema words its own
+   refusals, so every message is refused as the walk and the schema
+   refuse it. A nova RequestSpec's fields are nova's: its schema waits
+   for step 4 (the limits do not), and ``check_message`` returns the
+   names of such arguments;
 3. the dispatcher deserializes the arguments and reads them into what the
    manager takes (``scheduler.edge.arguments``);
 4. ``check_arguments(method, version, args, names)`` applies the schema
@@ -44,7 +54,9 @@ the caller's value cut to a few hundred characters
    an in-process caller hands over), on their primitives.
 
 ``limits`` is the ``[limits]`` option group (``conf.limits``) or any object
-with the same attributes. ``order_stamp`` orders casts by their send time.
+with the same attributes, read at each message (the schemas holding them
+are built anew when a value changed). ``order_stamp`` orders casts by
+their send time.
 """
 
 import functools
@@ -60,6 +72,7 @@ from scheduler.model import names
 from scheduler.objects import base
 from scheduler.objects import nova_compat
 from scheduler.edge import schemas
+from scheduler.edge.schemas import bounds
 from scheduler.edge.schemas import errors as schema_errors
 from scheduler.edge.schemas import keywords
 from scheduler.edge.schemas import wire
@@ -292,9 +305,25 @@ class _Limits:
     __slots__ = ('max_message_items', 'max_nesting_depth',
                  'max_list_length', 'max_string_length')
 
+    def __eq__(self, other):
+        return isinstance(other, _Limits) and self.values() == other.values()
+
+    __hash__ = None
+
     def __init__(self, limits):
         for name in self.__slots__:
             setattr(self, name, getattr(limits, name))
+
+    def values(self):
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def vouched_by(self, text_length):
+        """Does a text of ``text_length`` characters hold at most
+        ``max_message_items`` values? A JSON text of n values is at
+        least 2n - 1 characters long (each value one, a separator or
+        brackets between them); None: the text is not known."""
+        return text_length is not None and \
+            (text_length + 1) // 2 <= self.max_message_items
 
     @classmethod
     def of(cls, limits):
@@ -386,9 +415,11 @@ def _jsonable(value):
 class _SchemaCheck:
     """One method's schema at one version, as ``jsonschema_rs`` runs it
     (``scheduler.edge.schemas.wire``), for the arguments ``names`` only
-    (None: all of them)."""
+    (None: all of them); ``within_limits`` runs it with the ``[limits]``
+    of ``limits`` (a ``_Limits``) on every argument
+    (``scheduler.edge.schemas.bounds``; ``raw``: ``raw_objects``)."""
 
-    def __init__(self, schema, names, rules):
+    def __init__(self, schema, names, rules, limits, raw):
         if names is not None:
             schema = dict(schema, required=[
                 name for name in schema.get('required', ()) if name in names],
@@ -402,6 +433,20 @@ class _SchemaCheck:
                 self.wire.rules).items()]
         self._validator = jsonschema_rs.Draft202012Validator(
             self.wire.schema, formats=_FORMATS, validate_formats=True)
+        self._limits, self._raw = limits, raw
+        self._bounded = None
+
+    def within_limits(self, args):
+        """Do the raw ``args`` pass the schema and the ``[limits]`` in
+        one pass? False may also mean that the pass cannot tell (a lone
+        surrogate, a key that is no string: ``ValueError``)."""
+        if self._bounded is None:   # built when first needed
+            self._bounded = _bounded(self.wire.schema, self._limits,
+                                     self._raw)
+        try:
+            return self._bounded.is_valid(args)
+        except ValueError:
+            return False
 
     def __call__(self, args):
         """Raise InvalidField for the first problem of ``args``: the
@@ -414,6 +459,11 @@ class _SchemaCheck:
             valid = self._validator.is_valid(args)
         if not valid:
             raise self._first_error(args)
+        self.run_rules(args)
+
+    def run_rules(self, args):
+        """Raise InvalidField for the first value rule ``args`` break
+        (``args`` passed the schema)."""
         for name, rules in self._argument_rules:
             if name in args:
                 found = wire.run_rules(rules, self.rules, name, args[name])
@@ -432,6 +482,24 @@ class _SchemaCheck:
         return schema_errors.invalid_field(error, self.wire.schema)
 
 
+#: validators of the bounded schemas, by the schema and the limits'
+#: values: built once per process (a few hundredths of a second each)
+_BOUNDED = {}
+
+
+def _bounded(schema, limits, raw):
+    """The validator of ``bounds.bounded(schema, limits, raw)``."""
+    key = (json.dumps(schema, sort_keys=True), limits.values(),
+           tuple(sorted(raw.items())))
+    validator = _BOUNDED.get(key)
+    if validator is None:
+        validator = _BOUNDED.setdefault(
+            key, jsonschema_rs.Draft202012Validator(
+                bounds.bounded(schema, limits, raw), formats=_FORMATS,
+                validate_formats=True))
+    return validator
+
+
 def _rule_error(path, problem):
     if problem.field:
         return _invalid(problem.field, problem.reason)
@@ -440,8 +508,8 @@ def _rule_error(path, problem):
 
 
 #: format -> predicate, for the validator (``keywords.FORMATS`` word them)
-_FORMATS = {name: (lambda reason: lambda value: reason(value) is None)(
-    reason) for name, reason in keywords.FORMATS.items()}
+_FORMATS = dict({name: (lambda reason: lambda value: reason(value) is None)(
+    reason) for name, reason in keywords.FORMATS.items()}, **bounds.FORMATS)
 #: (method, version) pairs whose schema ``EdgeCheck`` keeps at hand
 _MAX_CHOSEN = 256
 
@@ -452,12 +520,23 @@ class EdgeCheck:
     def __init__(self, limits):
         self.limits = limits
         self._rules = keywords.build(limits)
+        self._read = _Limits(limits)
         self._checks = {}
         self._chosen = {}
         # built now: a schema the validator cannot take fails at start-up
         for method in schemas.METHODS:
             for version in schemas.versions(method):
                 self._check(method, version)
+
+    def _limits(self):
+        """The ``[limits]`` now; the schemas are built anew when they
+        changed (the bounds hold the values they were built with)."""
+        read = _Limits(self.limits)
+        if read != self._read:
+            self._read = read
+            self._checks.clear()
+            self._chosen.clear()
+        return read
 
     def _check(self, method, version, names=None):
         """The ``_SchemaCheck`` of ``method`` at ``version`` for
@@ -468,11 +547,12 @@ class EdgeCheck:
         except KeyError:
             pass
         schema = schemas.schema_for(method, version)
-        built_key = (id(schema), names)
+        raw = schemas.raw_objects(method)
+        built_key = (id(schema), names, tuple(sorted(raw.items())))
         check = self._checks.get(built_key)
         if check is None:
             check = self._checks.setdefault(built_key, _SchemaCheck(
-                schema, names, self._rules))
+                schema, names, self._rules, self._read, raw))
         if len(self._chosen) >= _MAX_CHOSEN:
             self._chosen.clear()    # many spellings of versions
         return self._chosen.setdefault(key, check)
@@ -498,29 +578,36 @@ class EdgeCheck:
         if problem:
             raise _invalid(*problem)
 
-    def check_message(self, method, version, args):
+    def check_message(self, method, version, args, text_length=None):
         """Steps 1 and 2 (module doc), on the raw arguments. Returns the
         names of the arguments whose schema applies once they are read
         (``check_arguments``): a nova RequestSpec, whose fields are
-        not this scheduler's."""
+        not this scheduler's. ``text_length``: the characters of the
+        JSON text the message was read from, if known (the transport
+        knows it); a text short enough holds no more values than
+        ``[limits] max_message_items`` allows."""
         if not isinstance(args, dict):
             raise _invalid('args', 'expected a dict')
+        limits = self._limits()
         whole = self._check(method, version)
-        raw = schemas.raw_objects(method)
-        limits = _Limits(self.limits)
-        for name, value in args.items():
+        for name in args:
             if name not in whole.accepted:
                 raise _invalid(name, 'unknown argument (accepted: %s)' %
                                ', '.join(whole.accepted))
-            check_structure(value, name, limits, raw.get(name))
         read_first = frozenset(name for name, value in args.items()
                                if nova_compat.is_nova_request_spec(value))
-        args = _as_lists(args, schemas.one_or_list(method))
-        if read_first:
-            self._check(method, version,
-                        frozenset(whole.accepted) - read_first)(args)
-        else:
-            whole(args)
+        check = self._check(method, version, frozenset(
+            whole.accepted) - read_first) if read_first else whole
+        listed = _as_lists(args, schemas.one_or_list(method))
+        if limits.vouched_by(text_length) and check.within_limits(listed):
+            check.run_rules(listed)     # the one walk passed
+            return read_first
+        # refused, or not known to be short enough: the walk of the
+        # limits names the field (or counts the values), then the schema
+        raw = schemas.raw_objects(method)
+        for name, value in args.items():
+            check_structure(value, name, limits, raw.get(name))
+        check(listed)
         return read_first
 
     def check_arguments(self, method, version, args, names=None):

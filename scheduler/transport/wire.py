@@ -66,6 +66,17 @@ def unpack(body):
     return message
 
 
+def text_length(body):
+    """The characters of the JSON text ``unpack`` reads the message of
+    a decoded ``body`` from (the envelope's inner text), None for a
+    body without the envelope (decoded by kombu, its text not kept).
+    The edge bounds the number of values in a message by it."""
+    if isinstance(body, dict) and isinstance(body.get(MESSAGE_KEY), str) \
+            and VERSION_KEY in body:
+        return len(body[MESSAGE_KEY])
+    return None
+
+
 def pack(message):
     """``message`` (a dict) in the envelope, ready to publish as JSON."""
     return {VERSION_KEY: ENVELOPE_VERSION,

@@ -6,8 +6,8 @@ arrives: an object is the mapping of the fields its sender set (on the
 wire, the data of its primitive: ``scheduler.edge.schemas.wire``), a
 timestamp ISO 8601 text. Generic limits (depth, sizes, non-finite
 numbers, 64-bit integers, fractional values for integer fields) are
-checked before, on the same raw message, by
-``validation.check_structure``.
+held by the same pass of the validator, from ``[limits]``
+(``scheduler.edge.schemas.bounds``), not written here.
 """
 
 from scheduler.db import models
