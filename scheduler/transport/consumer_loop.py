@@ -93,12 +93,14 @@ def _returned(exc, exchange, routing_key, message):
 
 
 class Delivery(dict):
-    """A message read: the message dict (``wire.unpack``) and ``raw``,
-    the kombu message it came in."""
+    """A message read: the message dict (``wire.unpack``), ``raw``,
+    the kombu message it came in, and ``text_length``, the characters
+    of the JSON text it was read from (``wire.text_length``)."""
 
-    def __init__(self, message, raw):
+    def __init__(self, message, raw, text_length=None):
         super().__init__(message)
         self.raw = raw
+        self.text_length = text_length
 
 
 class ConsumerLoop:
@@ -545,7 +547,9 @@ class ConsumerLoop:
         messages are noted in the order the broker numbered them."""
         self._unsettled.append(raw)
         try:
-            delivery = Delivery(wire.unpack(raw.decode()), raw)
+            body = raw.decode()
+            delivery = Delivery(wire.unpack(body), raw,
+                                wire.text_length(body))
         except Exception as exc:
             self._drop_undecodable(raw, exc)
             return
