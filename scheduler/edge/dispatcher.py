@@ -179,7 +179,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         try:
             self.edge.check_envelope(
                 method, incoming.message.get('version', '1.0'),
-                incoming.ctxt)
+                incoming.ctxt, _text_length(incoming))
             result = self._route(incoming, call)
         except rpc_dispatcher.ExpectedException as wrapped:
             self._answered(wrapped, method, is_cast)

@@ -8,10 +8,12 @@ in the order the dispatcher runs it, raising
 the caller's value cut to a few hundred characters
 (``scheduler.exception.echo``):
 
-0. ``check_envelope(method, version, context)``: the method is a name,
-   the version a version, and the context passes ``check_structure``
-   (no invalid unicode ...); what oslo.log writes of it into every line
-   of the request (``LOGGED_CONTEXT``, ``roles``) follows the name rule
+0. ``check_envelope(method, version, context, text_length)``: the
+   method is a name, the version a version, and the context is within
+   the ``[limits]`` (no invalid unicode ...: the bounds of step 1 in one
+   pass of the validator, or ``check_structure`` as in step 2); what
+   oslo.log writes of it into every line of the request
+   (``LOGGED_CONTEXT``, ``roles``) follows the name rule
    (``scheduler.model.names``: no control character, 255 characters);
 1. ``check_message(method, version, args, text_length)``, on the raw
    message before anything is decoded: an argument the method does not
@@ -30,7 +32,9 @@ the caller's value cut to a few hundred characters
    dict of such; a plain dict the method's schema module lists in
    ``RAW_OBJECTS`` counts as that object). The total number of values is
    bounded by ``text_length``, the length of the JSON text the message
-   was read from (the transport states it). An object primitive's data
+   was read from, which the transport states only for a text holding no
+   surrogate (``scheduler.transport.wire.text_length``): no string of
+   the message is then invalid unicode. An object primitive's data
    is checked as the object's fields (``scheduler.edge.schemas.wire``),
    which are the fields its sender set (a report leaving out its
    capacity is refused, not read as zero), the project's string
@@ -443,10 +447,7 @@ class _SchemaCheck:
         if self._bounded is None:   # built when first needed
             self._bounded = _bounded(self.wire.schema, self._limits,
                                      self._raw)
-        try:
-            return self._bounded.is_valid(args)
-        except ValueError:
-            return False
+        return _passes(self._bounded, args)
 
     def __call__(self, args):
         """Raise InvalidField for the first problem of ``args``: the
@@ -487,17 +488,28 @@ class _SchemaCheck:
 _BOUNDED = {}
 
 
-def _bounded(schema, limits, raw):
-    """The validator of ``bounds.bounded(schema, limits, raw)``."""
+def _bounded(schema, limits, raw=None):
+    """The validator of ``bounds.bounded(schema, limits, raw)``; schema
+    None: of ``bounds.value_bounds(limits)``."""
     key = (json.dumps(schema, sort_keys=True), limits.values(),
-           tuple(sorted(raw.items())))
+           tuple(sorted((raw or {}).items())))
     validator = _BOUNDED.get(key)
     if validator is None:
         validator = _BOUNDED.setdefault(
             key, jsonschema_rs.Draft202012Validator(
+                bounds.value_bounds(limits) if schema is None else
                 bounds.bounded(schema, limits, raw), formats=_FORMATS,
                 validate_formats=True))
     return validator
+
+
+def _passes(validator, value):
+    """Does ``value`` pass ``validator``? False also when it cannot tell
+    (a lone surrogate, a key that is no string: ``ValueError``)."""
+    try:
+        return validator.is_valid(value)
+    except ValueError:
+        return False
 
 
 def _rule_error(path, problem):
@@ -561,9 +573,9 @@ class EdgeCheck:
         """The arguments ``method`` takes, in order."""
         return list(self._check(method, version).accepted)
 
-    def check_envelope(self, method, version, ctxt):
+    def check_envelope(self, method, version, ctxt, text_length=None):
         """Step 0 (module doc): the method name, the version, the
-        context of a message."""
+        context of a message (``text_length``: as ``check_message``)."""
         if not isinstance(method, str) or not method:
             raise _invalid('method', 'expected a method name, got %s' %
                            exception.echo(method))
@@ -573,7 +585,10 @@ class EdgeCheck:
         if not isinstance(ctxt, dict):
             raise _invalid('context', 'expected a dict, got %s' %
                            type(ctxt).__name__)
-        check_structure(ctxt, 'context', self.limits)
+        limits = self._limits()
+        if not (limits.vouched_by(text_length) and
+                _passes(_bounded(None, limits), ctxt)):
+            check_structure(ctxt, 'context', limits)
         problem = _logged_context_problem(ctxt)
         if problem:
             raise _invalid(*problem)

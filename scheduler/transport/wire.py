@@ -18,6 +18,7 @@ releases because rolling upgrades depend on it; the transport contract
 tests hold this module to oslo.messaging's own client and server.
 """
 
+import re
 import traceback
 import uuid
 
@@ -68,13 +69,30 @@ def unpack(body):
 
 def text_length(body):
     """The characters of the JSON text ``unpack`` reads the message of
-    a decoded ``body`` from (the envelope's inner text), None for a
-    body without the envelope (decoded by kombu, its text not kept).
-    The edge bounds the number of values in a message by it."""
-    if isinstance(body, dict) and isinstance(body.get(MESSAGE_KEY), str) \
-            and VERSION_KEY in body:
-        return len(body[MESSAGE_KEY])
-    return None
+    a decoded ``body`` from (the envelope's inner text), stated only for
+    a text that holds no surrogate, escaped or not (no string read from
+    it can be invalid unicode); None for such a text and for a body
+    without the envelope (decoded by kombu, its text not kept). The edge
+    bounds the number of values in a message by it, and checks the
+    strings of a message of unknown length itself."""
+    if not (isinstance(body, dict) and VERSION_KEY in body and
+            isinstance(body.get(MESSAGE_KEY), str)):
+        return None
+    text = body[MESSAGE_KEY]
+    return None if _may_hold_surrogates(text) else len(text)
+
+
+#: a surrogate escaped in JSON text (a pair, a non-BMP character, too)
+_ESCAPED_SURROGATE = re.compile(r'\\u[dD][89a-fA-F]')
+
+
+def _may_hold_surrogates(text):
+    if not text.isascii():      # oslo.messaging's JSON is ASCII
+        try:
+            text.encode('utf-8')
+        except UnicodeEncodeError:
+            return True
+    return '\\u' in text and _ESCAPED_SURROGATE.search(text) is not None
 
 
 def pack(message):

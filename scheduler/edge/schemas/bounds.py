@@ -6,9 +6,11 @@ every node, to what ``scheduler.edge.validation.check_structure``
 judges, so that one pass of the validator checks both:
 
 * a string (a value or a mapping's key) at most ``max_string_length``
-  characters; reading one that is no valid unicode (a lone surrogate)
-  makes ``jsonschema_rs`` raise ``ValueError``, as a key that is no
-  string does;
+  characters; a key that is no string or no valid unicode (a lone
+  surrogate) makes ``jsonschema_rs`` raise ``ValueError``. A lone
+  surrogate in a string value passes it (0.60): the edge takes the one
+  pass only for a message whose text the transport found free of
+  surrogates (``scheduler.transport.wire.text_length``);
 * a list or mapping at most ``max_list_length`` items, nested at most
   ``max_nesting_depth`` deep (``free<levels>``: a value that may hold
   ``levels`` more levels of lists and mappings);
@@ -136,6 +138,12 @@ def definitions(limits):
     fields = all_fields()
     return {'free%d' % levels: free(levels, limits, fields)
             for levels in range(limits.max_nesting_depth + 1)}
+
+
+def value_bounds(limits):
+    """The bounds of one value (a message's context) as a schema."""
+    return dict(_ref(limits.max_nesting_depth),
+                **{'$defs': definitions(limits)})
 
 
 def bounded(schema, limits, raw_objects=None):

@@ -2,7 +2,6 @@
 every node bounded, and the edge's one pass never looser than the walk
 of the limits it stands in for (``validation.check_structure``)."""
 
-import json
 import types
 
 import jsonschema_rs
@@ -17,6 +16,7 @@ from scheduler.edge import schemas
 from scheduler.edge import validation
 from scheduler.edge.schemas import bounds
 from scheduler.edge.schemas import wire
+from scheduler.transport import wire as wire_format
 from tests.functional import fuzz_inputs
 
 LIMITS = types.SimpleNamespace(
@@ -82,7 +82,8 @@ def _outcome(edge, method, args, text_length):
 
 
 def _text_length(args):
-    return len(json.dumps(args, default=str))
+    """As the transport states it (``wire.text_length``)."""
+    return wire_format.text_length(wire_format.pack({'args': args}))
 
 
 @pytest.mark.parametrize('args, field, words', [
@@ -90,8 +91,6 @@ def _text_length(args):
      'not a finite number'),
     ({'instance_uuids': [2 ** 70]}, 'instance_uuids[0]',
      'integer out of range'),
-    ({'instance_uuids': ['\ud800']}, 'instance_uuids[0]',
-     'not valid unicode'),
     ({'instance_uuids': ['x' * 41]}, 'instance_uuids[0]',
      'max_string_length (40)'),
     ({'instance_uuids': [U1] * 9}, 'instance_uuids', 'max_list_length (8)'),
@@ -175,3 +174,17 @@ def test_the_one_pass_answers_as_the_walk_and_the_schema(method):
             _outcome(edge, method, raw, None)
 
     check()
+
+
+@pytest.mark.parametrize('ctxt, field, words', [
+    ({'extra': {'\ud800': 1}}, 'context.extra', 'not valid unicode'),
+    ({'extra': {'x': float('nan')}}, 'context.extra.x', 'not a finite'),
+    ({'extra': ['x' * 41]}, 'context.extra[0]', 'max_string_length'),
+])
+def test_a_context_is_held_to_the_limits_in_one_pass(ctxt, field, words):
+    edge = validation.EdgeCheck(LIMITS)
+    edge.check_envelope('build_failed', '1.3', {'user_id': 'u1'}, 10)
+    with pytest.raises(exception.InvalidField) as info:
+        edge.check_envelope('build_failed', '1.3', ctxt, 10)
+    assert info.value.kwargs['field'] == field
+    assert words in str(info.value)
