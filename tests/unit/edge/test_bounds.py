@@ -188,3 +188,16 @@ def test_a_context_is_held_to_the_limits_in_one_pass(ctxt, field, words):
         edge.check_envelope('build_failed', '1.3', ctxt, 10)
     assert info.value.kwargs['field'] == field
     assert words in str(info.value)
+
+
+def test_a_nested_lone_surrogate_is_refused_as_the_transport_states_it():
+    """jsonschema-rs passes a lone surrogate in a nested string value:
+    the transport states no length for such a text, so it is walked."""
+    edge = validation.EdgeCheck(LIMITS)
+    args = {'spec_obj': {'scheduler_object.name': 'RequestSpec',
+                         'scheduler_object.data': {'scheduler_hints': {
+                             'x': ['\ud800']}}}}
+    assert _text_length(args) is None
+    found = _outcome(edge, 'select_destinations', args, _text_length(args))
+    assert found[0] == 'spec_obj.scheduler_hints.x[0]', found
+    assert 'not valid unicode' in found[1]
