@@ -40,11 +40,14 @@ from urllib.parse import quote
 
 import kombu
 import oslo_messaging
+from oslo_log import log as logging
 from oslo_utils import netutils
 
 from scheduler.conf import messaging as messaging_conf
 from scheduler.transport import confirms
 from scheduler.transport import memory
+
+LOG = logging.getLogger(__name__)
 
 EMBEDDED_URL = 'kombu+%s:////' % memory.ALIAS
 #: oslo.messaging's transports that are kombu's (``kombu+<name>``: any
@@ -148,7 +151,14 @@ class Broker:
         except Exception:   # nothing to go by: no host is avoided
             return
         with self._avoid_lock:
+            known = host in self._avoid
             self._avoid[host] = time.monotonic() + AVOID_FOR
+        if not known:
+            LOG.warning('RabbitMQ node %s did not confirm a message within '
+                        '%.1f s (cut off from the rest of its cluster?): '
+                        'publishing through another node, and trying this '
+                        'one last for %.0f s', host, self.confirm_wait,
+                        AVOID_FOR)
 
     def _in_order(self, urls):
         """``urls`` shuffled, the hosts that did not confirm in time

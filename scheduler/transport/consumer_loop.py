@@ -30,10 +30,15 @@ connection, consumer and producer driven by one thread:
 * a reply waits for the broker's confirm ``Broker.confirm_wait``
   seconds at most (``scheduler.transport.confirms``): a node cut off
   from its cluster takes replies to quorum queues and confirms none of
-  them until it notices and pauses, after ``net_ticktime``. The loop
-  then drops the connection and consumes through another node, and the
-  reply is sent again, through another node too
-  (``scheduler.rpc.late_ack``);
+  them until it notices and pauses, after ``net_ticktime``. The reply
+  is then sent again through another node (``scheduler.rpc.late_ack``),
+  and so are the replies of the next ``REPLIES_ELSEWHERE`` seconds,
+  while the loop keeps its connection: a connection to another node
+  would consume nothing sooner (declaring and consuming a queue the
+  cut-off node leads waits for that node until the others hold it for
+  gone), and a good node does not confirm a reply to a queue the
+  cut-off node leads either; the cut-off node closes the connection
+  when it pauses;
 * when the connection fails in any way (reading, an acknowledgement, a
   reply, a heartbeat; the broker went away, the channel was closed) it
   drops the connection and connects again, to the next broker host if
@@ -78,6 +83,9 @@ POLL_INTERVAL = 0.001
 FRAME_WAIT = 0.05
 #: seconds ``start`` waits for the first connection to consume
 START_WAIT = 60.0
+#: seconds after a reply went unconfirmed during which replies are
+#: sent through another node (module docstring)
+REPLIES_ELSEWHERE = 10.0
 #: the bodies a server decodes (kombu refuses any other content type)
 ACCEPT = ('json',)
 
@@ -145,6 +153,8 @@ class ConsumerLoop:
         self._next_heartbeat = 0.0
         # a reply or an acknowledgement failed on the connection
         self._broken = False
+        # replies go through another node until then (monotonic clock)
+        self._replies_elsewhere_until = 0.0
 
     # -- set-up and shutdown ----------------------------------------------
 
@@ -461,6 +471,7 @@ class ConsumerLoop:
             LOG.info(outage.REACHABLE, *back)
         self._attempts = 0
         self._next_heartbeat = 0.0
+        self._replies_elsewhere_until = 0.0
         self._connected.set()
 
     def _declare_exchanges(self, connection):
@@ -590,17 +601,25 @@ class ConsumerLoop:
         exchange, as oslo.messaging sends a reply (mandatory: a queue
         that is gone raises ``ReplyQueueMissing``; confirmed by the
         broker within ``Broker.confirm_wait`` s, else
-        ``confirms.Unconfirmed``). Run it in the loop's thread
-        (``call``). A failure of the connection is raised here, and the
-        loop drops the connection; a publish after it fails at once."""
+        ``confirms.Unconfirmed``, and for ``REPLIES_ELSEWHERE`` s the
+        replies after it raise that at once: their caller sends them
+        through another node). Run it in the loop's thread (``call``).
+        A failure of the connection is raised here, and the loop drops
+        the connection; a publish after it fails at once."""
         if self._producer is None or self._broken:
             raise ConnectionError('not connected')
+        if time.monotonic() < self._replies_elsewhere_until:
+            raise confirms.Unconfirmed('replies go through another node '
+                                       'for now')
         try:
             _publish(self._producer, self._confirms, self.broker, body,
                      routing_key)
+        except confirms.Unconfirmed:
+            self.broker.unconfirmed(self._connection)
+            self._replies_elsewhere_until = (time.monotonic() +
+                                             REPLIES_ELSEWHERE)
+            raise
         except Exception as exc:
-            if isinstance(exc, confirms.Unconfirmed):
-                self.broker.unconfirmed(self._connection)
             self._broken |= self._connection_error(exc)
             raise
 
