@@ -144,7 +144,8 @@ class Simulation:
             self.conf, db_api.Database(self.conf))
             for _ in range(self.args.scheduler_workers)]
         self.servers = [messaging.get_server(self.conf, self.transport, [m],
-                                             report_writer=m.report_writer)
+                                             report_writer=m.report_writer,
+                                             recorder=m.recorder)
                         for m in self.managers]
         for server in self.servers:
             server.start()

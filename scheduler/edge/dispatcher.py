@@ -17,7 +17,8 @@ log as a traceback:
   method takes, then in one pass of the validator against the method's
   JSON Schema for the message's version (``scheduler.edge.schemas``)
   and the ``[limits]`` options (the number of values by the length of
-  the text the transport read the message from, ``_text_length``), a
+  the text the transport read the message from, the ``Call``'s
+  ``text_length``), a
   nova RequestSpec once read (``scheduler.edge.arguments``), and a request
   against the enabled plugins' own checks (the hints and extra specs a
   filter owns: ``request_checks`` of the endpoint). Policy is evaluated
@@ -129,11 +130,7 @@ def _shown(method):
 class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
     """See the module docstring. ``limits`` is ``conf.limits``."""
 
-    #: ``dispatch`` takes the server's record of a call
-    #: (``scheduler.rpc.late_ack``'s servers pass it)
-    takes_call = True
-
-    def __init__(self, endpoints, serializer, limits, host):
+    def __init__(self, endpoints, serializer, limits, host, recorder=None):
         super().__init__(endpoints, serializer, access_policy=RPCMethods)
         self.limits = limits
         self.host = host
@@ -142,8 +139,8 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             endpoints[0] if endpoints else self, LOG)
         self._monitor = call_monitor.CallMonitor()
         # RPC errors by method and exception, in the worker's metrics
-        self._recorder = getattr(endpoints[0] if endpoints else None,
-                                 'recorder', None)
+        # (``scheduler.driver.decision_recorder``), if given
+        self._recorder = recorder
 
     def dispatch(self, incoming, call=None):
         """Serve ``incoming``; ``call`` (a ``scheduler.model.call.Call``)
@@ -179,7 +176,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
         try:
             self.edge.check_envelope(
                 method, incoming.message.get('version', '1.0'),
-                incoming.ctxt, _text_length(incoming))
+                incoming.ctxt, call.text_length)
             result = self._route(incoming, call)
         except rpc_dispatcher.ExpectedException as wrapped:
             self._answered(wrapped, method, is_cast)
@@ -274,8 +271,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             return self._checked_call(endpoint, method, incoming.ctxt,
                                       incoming.message.get('args', {}),
                                       _Envelope(incoming.message.get(
-                                          'version'), call,
-                                          _text_length(incoming)))
+                                          'version'), call))
         except exception.InvalidRequest as exc:
             _expected(exc)
 
@@ -296,7 +292,7 @@ class SchedulerDispatcher(rpc_dispatcher.RPCDispatcher):
             policy.enforce(endpoint, ctxt, method)
         # the names of the arguments whose schema waits for their reading
         read_first = self.edge.check_message(method, version, args,
-                                             envelope.text_length)
+                                             envelope.call.text_length)
         args = self._entities(ctxt, args)
         args = arguments.read(method, args, received=True)
         self.edge.check_arguments(method, version, args, read_first)
@@ -329,17 +325,6 @@ class _Envelope(typing.NamedTuple):
     version: str
     #: the server's record of the call (``scheduler.model.call.Call``)
     call: object
-    #: the characters of the JSON text the message was read from, None
-    #: if not known (``_text_length``)
-    text_length: int = None
-
-
-def _text_length(incoming):
-    """The length of the text ``incoming`` was read from, as this
-    project's transport states it on the message it read
-    (``scheduler.transport.consumer_loop.Delivery``); None from
-    oslo.messaging's own servers and from a caller in process."""
-    return getattr(incoming.message, 'text_length', None)
 
 
 #: the target of an endpoint that names none (oslo.messaging's default)

@@ -1,5 +1,5 @@
-"""One RPC call as the claims see it: how long its caller waits, and
-which claims it wrote.
+"""One RPC message as the stages after its server see it: how long its
+caller waits, how long its text was, and which claims it wrote.
 
 The server that takes a call (``scheduler.rpc.late_ack``) makes one
 ``Call`` and passes it, as an argument, through the edge
@@ -14,8 +14,10 @@ A claim's ``created_at`` stamp is its token: a repeated request answered
 with the claims a consumer already holds stamps them anew, so a release
 of the older call's ``written`` finds nothing of them.
 
-A caller in the same process (a tool, a test) passes no ``Call``: no
-deadline, nothing recorded.
+A cast gets a ``Call`` too, without a deadline: the length of the text
+it was read from bounds its number of values at the edge
+(``text_length``). A caller in the same process (a tool, a test) passes
+no ``Call``: no deadline, no length, nothing recorded.
 """
 
 import dataclasses
@@ -39,6 +41,10 @@ class Call:
     #: when the caller stops waiting (``time.monotonic()`` seconds), or
     #: None: it waits as long as it takes
     deadline: float = None
+    #: the characters of the JSON text the message was read from
+    #: (``scheduler.transport.wire.text_length``), or None when not
+    #: known (then the edge counts the message's values itself)
+    text_length: int = None
     #: the claims committed for the call (``Written``), in commit order
     written: list = dataclasses.field(default_factory=list)
 

@@ -320,7 +320,8 @@ class LateAckServer:
             LOG.info('Call %s delivered again: the worker that took it '
                      'first stopped or died before answering',
                      message.message.get('method'))
-        call = model_call.Call(deadline=deadline(message))
+        call = model_call.Call(deadline=deadline(message),
+                               text_length=message.message.text_length)
         self._answer(message, call)
         written = call.written
         if not written or self.release_claims is None or \
@@ -343,10 +344,7 @@ class LateAckServer:
         oslo.messaging's ``RPCServer`` does."""
         failure = None
         try:
-            if getattr(self.dispatcher, 'takes_call', False):
-                result = self.dispatcher.dispatch(message, call)
-            else:   # oslo.messaging's own dispatcher: no claim is noted
-                result = self.dispatcher.dispatch(message)
+            result = self.dispatcher.dispatch(message, call)
         except rpc_dispatcher.ExpectedException as exc:
             failure = exc.exc_info
             LOG.debug('Expected exception during message handling (%s)',
@@ -366,7 +364,8 @@ class LateAckServer:
 
     def _handle_cast(self, message):
         try:
-            self.dispatcher.dispatch(message)
+            self.dispatcher.dispatch(message, model_call.Call(
+                text_length=message.message.text_length))
         except self.requeue_once as exc:
             self.requeue_once_only(message, exc)
         except rpc_dispatcher.ExpectedException:

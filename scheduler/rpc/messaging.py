@@ -132,7 +132,7 @@ SERVES_REPORTS = 'reports'
 
 
 def get_server(conf, transport, endpoints, serves=SERVES_ALL,
-               release_claims=None, report_writer=None):
+               release_claims=None, report_writer=None, recorder=None):
     """The worker's RPC servers (threading executor): on both topics, or
     on one of them (``serves``, see ``[DEFAULT] report_workers``).
 
@@ -148,7 +148,8 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL,
     wait for the sweep of unconfirmed claims. ``report_writer``: the
     endpoint's ``ReportWriter``, which the report topic's server writes
     batches of reports through (``report_batches``); without it, one
-    report at a time through the endpoint.
+    report at a time through the endpoint. ``recorder``: the worker's
+    ``DecisionRecorder``, which counts the RPC errors answered.
     """
     report_topic = sched_conf.scheduler.report_topic(conf)
     sched_conf.limits.register_opts(conf)
@@ -157,24 +158,26 @@ def get_server(conf, transport, endpoints, serves=SERVES_ALL,
     if serves in (SERVES_ALL, SERVES_DECISIONS):
         servers.append(_server(conf, transport, conf.scheduler.topic,
                                # late_ack: acknowledged once answered
-                               endpoints, late_ack.CallServer,
+                               endpoints, late_ack.CallServer, recorder,
                                release_claims=release_claims))
     if serves in (SERVES_ALL, SERVES_REPORTS):
         # in batches with the rabbit driver, one at a time otherwise
         server_cls, extra = report_batches.server_class(conf,
                                                         report_writer)
         servers.append(_server(conf, transport, report_topic, endpoints,
-                               server_cls, **extra))
+                               server_cls, recorder, **extra))
     return Servers(servers)
 
 
-def _server(conf, transport, topic, endpoints, server_cls, **extra):
+def _server(conf, transport, topic, endpoints, server_cls, recorder,
+            **extra):
     # our dispatcher: bad input and database outages become answers; it is
     # imported here because it needs oslo.db, which clients must not load
     from scheduler.edge import dispatcher
     return server(conf, transport, oslo_messaging.Target(
         topic=topic, server=conf.host), dispatcher.SchedulerDispatcher(
-            endpoints, get_serializer(), conf.limits, conf.host),
+            endpoints, get_serializer(), conf.limits, conf.host,
+            recorder=recorder),
         server_cls, **extra)
 
 

@@ -82,7 +82,8 @@ class Worker(supervisor.Service):
         self.server = messaging.get_server(
             self.conf, self.transport, [self.endpoint], serves=self.serves,
             release_claims=release_claims,
-            report_writer=self.endpoint.report_writer)
+            report_writer=self.endpoint.report_writer,
+            recorder=self.endpoint.recorder)
         if self.serves != messaging.SERVES_REPORTS:
             # issue 21: Nova's scheduler RPC API too, with [nova] enabled
             # (none otherwise); started, stopped and waited with the rest

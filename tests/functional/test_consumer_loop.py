@@ -20,7 +20,6 @@ import uuid
 import kombu
 import oslo_messaging
 import pytest
-from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
 from scheduler import conf as sched_conf
 from scheduler.rpc import late_ack
@@ -29,6 +28,7 @@ from scheduler.transport import broker
 from scheduler.transport import consumer_loop
 from tests.functional import shared_broker
 from tests import waiting
+from tests import call_dispatcher
 
 THREADS = 4
 
@@ -92,7 +92,7 @@ def _server(transport, topic, endpoint):
     server = late_ack.CallServer(
         broker.Broker(transport.conf),
         oslo_messaging.Target(topic=topic, server='w1'),
-        rpc_dispatcher.RPCDispatcher([endpoint], messaging.get_serializer()))
+        call_dispatcher.CallDispatcher([endpoint], messaging.get_serializer()))
     server.start(override_pool_size=THREADS)
     return server
 
@@ -330,7 +330,7 @@ def test_a_requeue_of_a_message_read_before_a_reconnection_keeps_the_new(
     server = _RequeueOnce(
         broker.Broker(transport.conf),
         oslo_messaging.Target(topic=topic, server='w1'),
-        rpc_dispatcher.RPCDispatcher([endpoint], messaging.get_serializer()))
+        call_dispatcher.CallDispatcher([endpoint], messaging.get_serializer()))
     server.start(override_pool_size=THREADS)
     client = _client(transport, topic)
     try:

@@ -16,7 +16,6 @@ import uuid
 
 import oslo_messaging
 import pytest
-from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
 from scheduler import conf as sched_conf
 from scheduler.rpc import late_ack
@@ -30,6 +29,7 @@ from tests.functional import rabbit_partition
 from tests.functional import server as server_mod
 from tests.functional import services
 from tests.functional import workload
+from tests import call_dispatcher
 
 #: seconds within which the server answers again after the node died
 BACK_WITHIN = 10.0
@@ -88,7 +88,7 @@ def test_the_node_a_server_consumes_through_dies(cluster, options,
     server = late_ack.CallServer(
         broker.Broker(conf), oslo_messaging.Target(topic=topic,
                                                    server='w1'),
-        rpc_dispatcher.RPCDispatcher([_Echo()],
+        call_dispatcher.CallDispatcher([_Echo()],
                                      messaging.get_serializer()))
     server.start(override_pool_size=2)
     transport = messaging.get_transport(_conf(cluster, options, topic))

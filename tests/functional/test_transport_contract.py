@@ -31,7 +31,6 @@ import kombu
 import oslo_messaging
 import pytest
 from amqp import exceptions as amqp_exceptions
-from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
 from scheduler import conf as sched_conf
 from scheduler import exception
@@ -42,6 +41,7 @@ from scheduler.transport import broker
 from tests.functional import services
 from tests.functional import workload
 from tests import waiting
+from tests import call_dispatcher
 
 AMQP_URL = services.RABBIT_URL.replace('rabbit', 'amqp')
 QUORUM = {'rabbit_quorum_queue': True, 'rabbit_transient_quorum_queue': True}
@@ -108,7 +108,7 @@ def _ours(conf, topic, endpoint, server='w1'):
     ours = late_ack.CallServer(
         broker.Broker(conf), oslo_messaging.Target(topic=topic,
                                                    server=server),
-        rpc_dispatcher.RPCDispatcher([endpoint], messaging.get_serializer()))
+        call_dispatcher.CallDispatcher([endpoint], messaging.get_serializer()))
     ours.start(override_pool_size=4)
     try:
         yield ours

@@ -18,7 +18,8 @@ def send(endpoint, method, cast=True, version='1.3', ctxt=CTXT, **args):
     caller would get back."""
     serializer = objects.SchedulerObjectSerializer()
     worker = dispatcher.SchedulerDispatcher(
-        [endpoint], serializer, endpoint.conf.limits, 'test-host')
+        [endpoint], serializer, endpoint.conf.limits, 'test-host',
+        recorder=getattr(endpoint, 'recorder', None))
     incoming = types.SimpleNamespace(
         message={'method': method, 'version': version, 'args': {
             name: serializer.serialize_entity(ctxt, value)

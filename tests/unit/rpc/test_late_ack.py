@@ -16,6 +16,7 @@ from scheduler import exception
 from scheduler.rpc import messaging
 from scheduler.rpc import late_ack
 from tests import waiting
+from tests import call_dispatcher
 
 
 class _Endpoint:
@@ -42,7 +43,7 @@ def _serve(transport, endpoint, server_cls=late_ack.ReportServer,
     server = messaging.server(
         transport.conf, transport,
         oslo_messaging.Target(topic=topic, server='w1'),
-        rpc_dispatcher.RPCDispatcher(
+        call_dispatcher.CallDispatcher(
             [endpoint], messaging.get_serializer()), server_cls)
     server.start(override_pool_size=threads or server.pool_size)
     return server
@@ -176,8 +177,6 @@ class _Claimer:
 class _ClaimingDispatcher(rpc_dispatcher.RPCDispatcher):
     """Notes one claim per call in the server's record of it, as
     ``claims.claim_resources`` does, then dispatches."""
-
-    takes_call = True
 
     def dispatch(self, incoming, call):
         call.wrote({(incoming.message['args']['consumer'], 7)},

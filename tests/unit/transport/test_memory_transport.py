@@ -6,12 +6,12 @@ import time
 
 import kombu
 import oslo_messaging
-from oslo_messaging.rpc import dispatcher as rpc_dispatcher
 
 from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
 from scheduler.transport import broker
 from scheduler.transport import memory as memory_transport
+from tests import call_dispatcher
 
 
 def test_embedded_url_names_the_polled_transport(conf):
@@ -39,7 +39,7 @@ def test_a_server_on_it_idles_without_spinning(conf):
     transport = messaging.get_transport(conf)
     server = late_ack.CallServer(
         broker.Broker(conf), oslo_messaging.Target(topic='idle', server='w1'),
-        rpc_dispatcher.RPCDispatcher([Echo()], messaging.get_serializer()))
+        call_dispatcher.CallDispatcher([Echo()], messaging.get_serializer()))
     server.start(override_pool_size=2)
     client = oslo_messaging.get_rpc_client(
         transport, oslo_messaging.Target(topic='idle'), timeout=10)
