@@ -19,9 +19,12 @@ seconds at most, all frames together::
                                                     # the broker confirmed
 
 and raises ``Unconfirmed`` (a ``ConnectionError``) once ``wait`` has
-passed: its caller drops the connection, publishes again through
-another node of ``transport_url``, and tells the broker
-(``Broker.unconfirmed``) to try that node last for a while. A message
+passed while frames kept coming (the node lives, but does not confirm):
+its caller publishes again through another node of ``transport_url``,
+and tells the broker (``Broker.unconfirmed``) to try that node last for
+a while. ``Silent`` (a ``ConnectionError`` too) says that not a frame
+came in ``wait`` seconds: the connection is dead (a host cut off the
+network), and its caller drops it. A message
 published twice that way is harmless where the scheduler publishes one:
 a reply's caller takes the first and drops the other, and a call
 delivered twice is answered with the claims already written
@@ -52,6 +55,11 @@ class Unconfirmed(ConnectionError):
     no use for a quorum queue until the node pauses."""
 
 
+class Silent(ConnectionError):
+    """Not a frame from the broker while a publish waited for its
+    confirm: the connection died without a word."""
+
+
 class Confirms:
     """Publisher confirms of one channel (module docstring)."""
 
@@ -72,15 +80,20 @@ class Confirms:
         tag = self._sent
         self._outstanding.add(tag)
         deadline = time.monotonic() + self.wait
+        heard = False
         while tag in self._outstanding:
             left = deadline - time.monotonic()
             if left <= 0:
                 self._outstanding.discard(tag)
+                if not heard:
+                    raise Silent('not a frame from the broker within %.1f s'
+                                 % self.wait)
                 raise Unconfirmed(
                     'the broker did not confirm a message within %.1f s '
                     '(a node cut off from its cluster?)' % self.wait)
             try:
                 self.connection.drain_events(timeout=left)
+                heard = True
             except socket.timeout:
                 pass
         if tag in self._nacked:

@@ -38,7 +38,8 @@ connection, consumer and producer driven by one thread:
   cut-off node leads waits for that node until the others hold it for
   gone), and a good node does not confirm a reply to a queue the
   cut-off node leads either; the cut-off node closes the connection
-  when it pauses;
+  when it pauses. A connection from which not a frame came while a
+  reply waited (``confirms.Silent``) is dead, and is dropped;
 * when the connection fails in any way (reading, an acknowledgement, a
   reply, a heartbeat; the broker went away, the channel was closed) it
   drops the connection and connects again, to the next broker host if

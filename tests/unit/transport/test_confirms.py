@@ -86,10 +86,15 @@ def test_the_wait_is_bounded_although_heartbeats_keep_arriving():
     assert connection.waits == sorted(connection.waits, reverse=True)
 
 
-def test_silence_ends_the_wait_too():
+def test_silence_is_a_dead_connection():
+    """Not a frame within the wait (a host cut off the network): not a
+    node that lives and does not confirm, and its caller drops the
+    connection rather than keep it."""
     confirming, _, _ = _confirms([], wait=0.2)
-    with pytest.raises(confirms.Unconfirmed):
+    with pytest.raises(confirms.Silent) as raised:
         confirming.published()
+    assert not isinstance(raised.value, confirms.Unconfirmed)
+    assert isinstance(raised.value, ConnectionError)
 
 
 def test_a_multiple_ack_confirms_every_message_up_to_it():
