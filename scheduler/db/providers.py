@@ -29,6 +29,7 @@ import json
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
+from oslo_log import log as logging
 from sqlalchemy.dialects import postgresql
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields as ovo_fields
@@ -42,6 +43,7 @@ from scheduler.db import ratios
 from scheduler.db import send_order
 from scheduler.db import statistics
 
+LOG = logging.getLogger(__name__)
 P = models.providers
 INV = models.inventories
 
@@ -347,6 +349,7 @@ def _record_all(db, change, todo, ratio_defaults, now, read=None):
         elif row.id in stored and (stored[row.id] is None
                                    or reported_at > stored[row.id]):
             updates.append((row.id, node, reported_at))
+    new = _renamed(change, new, updates)
     changed = _insert_new(session, new, ratio_defaults, overrides, now)
     change.providers(changed)
     known = {} if read is None else {
@@ -356,6 +359,46 @@ def _record_all(db, change, todo, ratio_defaults, now, read=None):
     _update_existing(change, updates, ratio_defaults, overrides, known)
     return (changed + [provider_id for provider_id, _, _ in updates],
             bool(changed))
+
+
+def _renamed(change, new, updates):
+    """Reports under a name not stored whose provider UUID is stored under
+    another name: the provider was renamed (the Placement feed reports a
+    compute node's tree under its provider's name until Nova's API knows
+    the node's service host, then under ``(host, node)``). Its row takes
+    the new name, keeping its id and claims, and the report is an update
+    of it, added to ``updates`` (a report older than the row's is not
+    applied, as any other); returns the reports left to insert.
+    Rare (new names only): one read by UUID, then the rows locked by
+    primary key and renamed."""
+    uuids = {node.get('uuid') for node, _ in new} - {None}
+    if not uuids:
+        return new
+    session = change.session
+    stored = {row.uuid: row for row in session.execute(
+        sa.select(P.c.id, P.c.uuid, P.c.host, P.c.nodename)
+        .where(P.c.uuid.in_(uuids)))}
+    if not stored:
+        return new
+    by_id = {stored[node.get('uuid')].id: (node, at) for node, at in new
+             if node.get('uuid') in stored}
+    locked = change.lock_providers(
+        by_id, columns=('reported_at', 'generation')).rows
+    change.providers({row.id: row.reported_at for row in locked})
+    taken = set()
+    for row in locked:
+        node, reported_at = by_id[row.id]
+        taken.add(node.get('uuid'))
+        if row.reported_at is not None and reported_at <= row.reported_at:
+            continue    # older than what the row holds: not applied
+        old = stored[node.get('uuid')]
+        session.execute(sa.update(P).where(P.c.id == row.id).values(
+            host=node.host, nodename=node.nodename))
+        LOG.info('Provider %s renamed from %s/%s to %s/%s by its report',
+                 node.get('uuid'), old.host, old.nodename, node.host,
+                 node.nodename)
+        updates.append((row.id, node, reported_at))
+    return [(node, at) for node, at in new if node.get('uuid') not in taken]
 
 
 def _is_newer(reported_at, row):

@@ -208,6 +208,9 @@ def apply_changes(table, providers, inventories, read_epoch=None):
             and _apply_usage(table, columns, rows, inventories, epoch)):
         return n
     new = np.flatnonzero(rows < 0)
+    renamed = [index for index in np.flatnonzero(rows >= 0).tolist()
+               if table.rename_row(int(rows[index]), columns[2][index],
+                                   columns[3][index])]
     for index in new.tolist():
         rows[index] = table.append_provider(dict(zip(PROVIDER_FIELDS,
                                              providers[index])))
@@ -222,6 +225,7 @@ def apply_changes(table, providers, inventories, read_epoch=None):
     table.failed_builds[where] = _failed_builds(columns[9])[keep]
     described = _described(table, rows, columns)
     described[new] = True
+    described[renamed] = True
     for index in np.flatnonzero(described & keep).tolist():
         table.describe_row(int(rows[index]),
                         dict(zip(PROVIDER_FIELDS, providers[index])))

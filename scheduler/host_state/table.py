@@ -158,6 +158,23 @@ class HostTable:
             for column, compute in self.report_columns.values():
                 column[rows] = compute(self, rows)
 
+    def rename_row(self, row, host, nodename):
+        """The provider of ``row`` now reports as ``(host, nodename)``
+        (``scheduler.db.providers``: a provider renamed keeps its row):
+        the host and node indexes follow; its zone and host locality
+        follow at ``describe_row``. Returns whether the name changed."""
+        old_host, old_node = self.hosts[row], self.nodenames[row]
+        if (old_host, old_node) == (host, nodename):
+            return False
+        _drop(self.host_rows, old_host, row)
+        if old_node != old_host:
+            _drop(self.other_nodes, old_node, row)
+        self.host_rows.setdefault(host, []).append(row)
+        if nodename != host:
+            self.other_nodes.setdefault(nodename, []).append(row)
+        self.hosts[row], self.nodenames[row] = host, nodename
+        return True
+
     def take_dirty(self):
         """The provider ids to re-read (and forget them)."""
         dirty, self.dirty = self.dirty, set()
@@ -537,3 +554,12 @@ class HostView:
         columns = self._table.resources.get(rc)
         return (float(columns.allocation_ratio[self.row])
                 if columns is not None else 0.0)
+
+
+def _drop(index, name, row):
+    """Remove ``row`` from ``index[name]`` (and the name once empty)."""
+    rows = index.get(name)
+    if rows is not None and row in rows:
+        rows.remove(row)
+        if not rows:
+            del index[name]

@@ -206,3 +206,26 @@ def test_a_report_from_the_future_does_not_freeze_its_host(db):
         datetime.timezone.utc))
     [provider] = provider_reads.list_providers(db)
     assert provider['inventories'][rcs.VCPU]['reported_used'] == 2
+
+
+def test_a_provider_reported_under_a_new_name_is_renamed_in_place(db):
+    # the Placement feed reports a compute node's tree under its
+    # provider's name until Nova's API knows its service host
+    uuid = '11111111-2222-3333-4444-555555555555'
+    _record(db, 'fake-mini', 'fake-mini', uuid=uuid, disabled=True,
+            updated_at=_at(0))
+    [first] = provider_reads.list_providers(db)
+    claims.claim_resources(db, [claims.Claim(
+        'c1', first['id'], {rcs.VCPU: 2}, 'fake-mini')])
+    assert _record(db, 'compute', 'fake-mini', uuid=uuid, vcpus=16,
+                   updated_at=_at(1))
+    [second] = provider_reads.list_providers(db)
+    assert (second['id'], second['uuid']) == (first['id'], uuid)
+    assert (second['host'], second['nodename'], second['disabled']) == (
+        'compute', 'fake-mini', False)
+    assert second['inventories'][rcs.VCPU]['total'] == 16
+    assert second['inventories'][rcs.VCPU]['claimed'] == 2
+    # a report under the old name, older than the rename, renames nothing
+    _record(db, 'fake-mini', 'fake-mini', uuid=uuid, updated_at=_at(0))
+    assert [(p['host'], p['nodename']) for p in
+            provider_reads.list_providers(db)] == [('compute', 'fake-mini')]

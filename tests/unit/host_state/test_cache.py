@@ -1,6 +1,7 @@
 """HostStateCache on SQLite: a cold start loads everything, later refreshes
 pull only what changed, including what another worker wrote."""
 
+import datetime
 import gc
 import logging
 import sqlite3
@@ -351,3 +352,23 @@ def test_a_cold_load_derives_what_requests_read(db, hosts, monkeypatch):
     assert decoded == []
     assert {'host_values.free_ram_mb', 'host_values.free_disk_gb',
             'host_values.vcpus_free'} <= set(cache.table.report_columns)
+
+
+def test_a_provider_renamed_moves_in_the_host_index(db, hosts):
+    uuid = '11111111-2222-3333-4444-555555555555'
+    fakes.report(db, 'fake-mini', uuid=uuid, disabled=True,
+                 updated_at=fakes.NOW)
+    cache = HostStateCache(db)
+    cache.refresh()
+    row = cache.table.rows_of_host('fake-mini')[0]
+    fakes.report(db, 'compute', 'fake-mini', uuid=uuid,
+                 updated_at=fakes.NOW + datetime.timedelta(seconds=5))
+    assert cache.refresh() == 1
+    table = cache.table
+    assert table.size == 6
+    assert table.rows_of_host('compute') == [row]
+    assert table.rows_of_host('fake-mini') == []
+    assert table.rows_of_node('fake-mini') == [row]
+    assert (table.hosts[row], table.nodenames[row]) == (
+        'compute', 'fake-mini')
+    assert not table.disabled[row]
