@@ -11,7 +11,7 @@ the caller's value cut to a few hundred characters
 0. ``check_envelope(method, version, context, text_length)``: the
    method is a name, the version a version, and the context is within
    the ``[limits]`` (no invalid unicode ...: the bounds of step 1 in one
-   pass of the validator, or ``check_structure`` as in step 2); what
+   pass of the validator, or ``walk.check_structure`` as in step 2); what
    oslo.log writes of it into every line of the request
    (``LOGGED_CONTEXT``, ``roles``) follows the name rule
    (``scheduler.model.names``: no control character, 255 characters);
@@ -43,7 +43,7 @@ the caller's value cut to a few hundred characters
    the few values they name;
 2. only if that pass refuses the message, or cannot vouch for it (no
    ``text_length``, or a text long enough to hold more values than
-   ``max_message_items``), the limits' own walk, ``check_structure``,
+   ``max_message_items``), the limits' own walk, ``walk.check_structure``,
    runs on each argument (iteratively: no message can raise a
    RecursionError), then the schema alone: the walk names the field
    and the limit, or counts the values, and the schema words its own
@@ -63,55 +63,21 @@ are built anew when a value changed). ``order_stamp`` orders casts by
 their send time.
 """
 
-import functools
 import json
-import math
 import re
 
 import jsonschema_rs
-from oslo_versionedobjects import fields as ovo_fields
 
 from scheduler import exception
 from scheduler.model import names
 from scheduler.objects import base
 from scheduler.objects import nova_compat
 from scheduler.edge import schemas
+from scheduler.edge import walk
 from scheduler.edge.schemas import bounds
 from scheduler.edge.schemas import errors as schema_errors
 from scheduler.edge.schemas import keywords
 from scheduler.edge.schemas import wire
-
-_OBJ_NAME = 'scheduler_object.name'
-_OBJ_DATA = 'scheduler_object.data'
-# Values stored in BIGINT columns and numpy int64 columns.
-_INT_RANGE = (-2 ** 63, 2 ** 63 - 1)
-
-
-def _invalid(path, reason):
-    return exception.InvalidField(field=path, reason=reason)
-
-
-def _check_scalar(value, node, limits):
-    if isinstance(value, str):
-        if len(value) > limits.max_string_length:
-            raise _invalid(_path(node), 'string of %d characters is longer '
-                           'than [limits] max_string_length (%d)' %
-                           (len(value), limits.max_string_length))
-        if not value.isascii():
-            try:
-                value.encode('utf-8')
-            except UnicodeEncodeError:
-                raise _invalid(_path(node),
-                               'not valid unicode (lone surrogate)')
-    elif isinstance(value, bool) or value is None:
-        return
-    elif isinstance(value, int):
-        if not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
-            raise _invalid(_path(node), 'integer out of range (64 bits)')
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise _invalid(_path(node), 'not a finite number: %r' % value)
-
 
 #: an RPC version as oslo.messaging compares them
 _VERSION = re.compile(r'[0-9]{1,9}\.[0-9]{1,9}(\.[0-9]{1,9})?')
@@ -139,257 +105,6 @@ def _logged_context_problem(ctxt):
         if problem:
             return 'context.roles[%d]' % index, problem
     return None
-
-
-def _field_checks(primitive, where, name=None):
-    """``{field: check(value, path, name)}`` of the object ``primitive``
-    encodes (or, for a plain dict, of object ``name``): ``_value_check``
-    of each field whose type has one. An object name that is not a
-    string is refused here (``where()``: the primitive's path)."""
-    name = name or primitive.get(_OBJ_NAME)
-    if not isinstance(name, str):
-        raise _invalid('%s.%s' % (where(), _OBJ_NAME), 'expected the name '
-                       'of an object, got %s' % exception.echo(name))
-    classes = base.SchedulerObjectRegistry.obj_classes().get(name) or []
-    if not classes:
-        return {}
-    return _checks_of(classes[0])
-
-
-@functools.lru_cache(maxsize=None)
-def _checks_of(cls):
-    checks = ((name, _value_check(getattr(field, '_type', None)))
-              for name, field in cls.fields.items())
-    return {name: check for name, check in checks if check is not None}
-
-
-def _value_check(field_type):
-    """``check(value, path, name)`` of a value oslo.versionedobjects would
-    coerce with ``field_type`` into something other than what was sent:
-    a fractional number or a string truncated or parsed into an integer,
-    a string parsed into a float that is not finite, anything but a
-    boolean made one (``bool('false')`` is True); the values of a dict
-    of such. None for a type that needs none."""
-    if isinstance(field_type, (ovo_fields.Integer,
-                               ovo_fields.NonNegativeInteger)):
-        return _whole
-    if isinstance(field_type, (ovo_fields.Float,
-                               ovo_fields.NonNegativeFloat)):
-        return _finite
-    if isinstance(field_type, ovo_fields.Boolean):
-        return _boolean
-    if isinstance(field_type, ovo_fields.Dict):
-        each = _value_check(getattr(field_type._element_type, '_type',
-                                    None))
-        if each is None:
-            return None
-
-        def each_value(value, path, name):
-            if isinstance(value, dict) and value:
-                inner = _Lazy(lambda: '%s.%s' % (path, name))
-                for key, item in value.items():
-                    each(item, inner, key)
-        return each_value
-    return None
-
-
-# Each check takes the value and where it is (``path``, ``name``): the
-# field's path is formatted only for an error.
-
-class _Lazy:
-    """A path formatted (``fn()``) only when an error message names it."""
-
-    __slots__ = ('fn',)
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def __str__(self):
-        return self.fn()
-
-
-def _whole(value, path, name):
-    if type(value) is int or value is None:
-        return      # its range: check_structure
-    if isinstance(value, bool):
-        raise _invalid_field(path, name, 'must be a whole number, got %r'
-                             % value)
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise _invalid_field(path, name, 'must be a whole number, '
-                                 'got %r' % value)
-        number = int(value)
-    elif isinstance(value, str):
-        try:
-            number = int(value)
-        except ValueError:
-            raise _invalid_field(path, name, 'must be a whole number, '
-                                 'got %s' % exception.echo(value))
-    else:
-        return      # not a number at all: coercion says so
-    if not _INT_RANGE[0] <= number <= _INT_RANGE[1]:
-        raise _invalid_field(path, name, 'integer out of range (64 bits)')
-
-
-def _finite(value, path, name):
-    if type(value) in (int, float) or value is None:
-        return      # finite: check_structure
-    if isinstance(value, bool):
-        raise _invalid_field(path, name, 'must be a number, got %r' % value)
-    if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            raise _invalid_field(path, name, 'must be a number, got %s' %
-                                 exception.echo(value))
-        if not math.isfinite(number):
-            raise _invalid_field(path, name, 'not a finite number: %s' %
-                                 exception.echo(value))
-
-
-def _boolean(value, path, name):
-    if isinstance(value, bool) or value is None:
-        return
-    raise _invalid_field(path, name, 'must be true or false, got %s' %
-                         exception.echo(value))
-
-
-def _invalid_field(path, name, reason):
-    return _invalid('%s.%s' % (path, name), reason)
-
-
-def check_field_values(values, checks, path):
-    """Refuse the values of an object's fields that coercion would turn
-    into something else (``_value_check``)."""
-    for name in checks.keys() & values.keys():
-        checks[name](values[name], path, name)
-
-
-def _path(node):
-    """The path of a node of the walk: ``(parent node, key)``, the root
-    ``(None, path)``. Built only for an error message, so a valid
-    message costs no string formatting."""
-    parts = []
-    while node[0] is not None:
-        node, key = node
-        parts.append('[%d]' % key if isinstance(key, int) else '.%s' % key)
-    parts.append(node[1])
-    return ''.join(reversed(parts))
-
-
-def _children(value, node, limits):
-    """(key, child) pairs of a list, dict or object primitive; the keys
-    of a dict are checked (strings, as scalars), an object's integer
-    fields are whole numbers."""
-    if isinstance(value, dict):
-        for key in value:
-            if type(key) is not str or len(key) > \
-                    limits.max_string_length or not key.isascii():
-                _check_scalar(key, node, limits)
-        if _OBJ_NAME in value and isinstance(value.get(_OBJ_DATA), dict):
-            data = value[_OBJ_DATA]
-            where = lambda: _path(node)  # noqa: E731
-            checks = _field_checks(value, where)
-            if checks:
-                check_field_values(data, checks, _Lazy(where))
-            return [*data.items(),
-                    *[(k, v) for k, v in value.items() if k != _OBJ_DATA]]
-        for key in value:
-            if not isinstance(key, str):
-                raise _invalid(_path(node), 'dict keys must be strings, '
-                               'got %s' % type(key).__name__)
-        return list(value.items())
-    return list(enumerate(value))
-
-
-class _Limits:
-    """The ``[limits]`` values one walk reads, read once: an oslo.config
-    attribute costs more than checking the value it limits."""
-
-    __slots__ = ('max_message_items', 'max_nesting_depth',
-                 'max_list_length', 'max_string_length')
-
-    def __eq__(self, other):
-        return isinstance(other, _Limits) and self.values() == other.values()
-
-    __hash__ = None
-
-    def __init__(self, limits):
-        for name in self.__slots__:
-            setattr(self, name, getattr(limits, name))
-
-    def values(self):
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def vouched_by(self, text_length):
-        """Does a text of ``text_length`` characters hold at most
-        ``max_message_items`` values? A JSON text of n values is at
-        least 2n - 1 characters long (each value one, a separator or
-        brackets between them); None: the text is not known."""
-        return text_length is not None and \
-            (text_length + 1) // 2 <= self.max_message_items
-
-    @classmethod
-    def of(cls, limits):
-        """``limits`` read, unless it was already (one message's
-        arguments share one reading)."""
-        return limits if isinstance(limits, cls) else cls(limits)
-
-
-def check_structure(value, path, limits, raw_object=None):
-    """Check one RPC argument's shape and size (see module docstring),
-    in one pass over it; a plain dict ``value`` holds the fields of
-    object ``raw_object`` if given.
-
-    Scalars are checked where their container is walked, and a node of
-    the walk (``(parent node, key)``, for the error's path) is made for
-    containers only: a valid message costs no object per value."""
-    if raw_object and isinstance(value, dict) and _OBJ_NAME not in value:
-        check_field_values(value, _field_checks(value, lambda: path,
-                                                raw_object), path)
-    limits = _Limits.of(limits)
-    max_items, max_depth, max_length = (limits.max_message_items,
-                                        limits.max_nesting_depth,
-                                        limits.max_list_length)
-    root = (None, path)
-    if not isinstance(value, _CONTAINERS):
-        _check_scalar(value, root, limits)
-        return
-    pending = [(value, root, 1)]
-    seen = 1
-    while pending:
-        item, node, depth = pending.pop()
-        if depth > max_depth:
-            raise _invalid(_path(node), 'nested deeper than [limits] '
-                           'max_nesting_depth (%d)' % max_depth)
-        if len(item) > max_length:
-            raise _invalid(_path(node), '%d items, more than [limits] '
-                           'max_list_length (%d)' % (len(item), max_length))
-        # last first, as they are popped: the first problem found is the
-        # one a walk child by child would find (the field an error names)
-        for key, child in reversed(_children(item, node, limits)):
-            seen += 1
-            if isinstance(child, _CONTAINERS):
-                pending.append((child, (node, key), depth + 1))
-            elif type(child) not in _PLAIN or (
-                    type(child) is str and (len(child) >
-                                            limits.max_string_length
-                                            or not child.isascii())):
-                _check_scalar(child, (node, key), limits)
-            elif type(child) is int and not (
-                    _INT_RANGE[0] <= child <= _INT_RANGE[1]):
-                _check_scalar(child, (node, key), limits)
-            elif type(child) is float and not math.isfinite(child):
-                _check_scalar(child, (node, key), limits)
-        if seen > max_items:
-            raise _invalid(path, 'more than [limits] max_message_items '
-                           '(%d) values' % max_items)
-
-
-_CONTAINERS = (dict, list, tuple)
-#: scalars checked inline by ``check_structure`` (others, and strings
-#: that need a closer look, go through ``_check_scalar``)
-_PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
 def _primitive(value):
@@ -420,7 +135,7 @@ class _SchemaCheck:
     """One method's schema at one version, as ``jsonschema_rs`` runs it
     (``scheduler.edge.schemas.wire``), for the arguments ``names`` only
     (None: all of them); ``within_limits`` runs it with the ``[limits]``
-    of ``limits`` (a ``_Limits``) on every argument
+    of ``limits`` (a ``walk.Limits``) on every argument
     (``scheduler.edge.schemas.bounds``; ``raw``: ``raw_objects``)."""
 
     def __init__(self, schema, names, rules, limits, raw):
@@ -479,7 +194,7 @@ class _SchemaCheck:
                     key=lambda e: order.get(
                         e.instance_path[0] if e.instance_path else None, -1))
         if error is None:   # is_valid and iter_errors disagree: a bug
-            return _invalid('args', 'refused by the schema')
+            return walk.invalid('args', 'refused by the schema')
         return schema_errors.invalid_field(error, self.wire.schema)
 
 
@@ -514,8 +229,8 @@ def _passes(validator, value):
 
 def _rule_error(path, problem):
     if problem.field:
-        return _invalid(problem.field, problem.reason)
-    return _invalid(schema_errors.field_name(path + tuple(problem.path)),
+        return walk.invalid(problem.field, problem.reason)
+    return walk.invalid(schema_errors.field_name(path + tuple(problem.path)),
                     problem.reason)
 
 
@@ -532,7 +247,7 @@ class EdgeCheck:
     def __init__(self, limits):
         self.limits = limits
         self._rules = keywords.build(limits)
-        self._read = _Limits(limits)
+        self._read = walk.Limits(limits)
         self._checks = {}
         self._chosen = {}
         # built now: a schema the validator cannot take fails at start-up
@@ -543,7 +258,7 @@ class EdgeCheck:
     def _limits(self):
         """The ``[limits]`` now; the schemas are built anew when they
         changed (the bounds hold the values they were built with)."""
-        read = _Limits(self.limits)
+        read = walk.Limits(self.limits)
         if read != self._read:
             self._read = read
             self._checks.clear()
@@ -577,21 +292,21 @@ class EdgeCheck:
         """Step 0 (module doc): the method name, the version, the
         context of a message (``text_length``: as ``check_message``)."""
         if not isinstance(method, str) or not method:
-            raise _invalid('method', 'expected a method name, got %s' %
+            raise walk.invalid('method', 'expected a method name, got %s' %
                            exception.echo(method))
         if not (isinstance(version, str) and _VERSION.fullmatch(version)):
-            raise _invalid('version', 'expected a version such as 1.3, '
+            raise walk.invalid('version', 'expected a version such as 1.3, '
                            'got %s' % exception.echo(version))
         if not isinstance(ctxt, dict):
-            raise _invalid('context', 'expected a dict, got %s' %
+            raise walk.invalid('context', 'expected a dict, got %s' %
                            type(ctxt).__name__)
         limits = self._limits()
         if not (limits.vouched_by(text_length) and
                 _passes(_bounded(None, limits), ctxt)):
-            check_structure(ctxt, 'context', limits)
+            walk.check_structure(ctxt, 'context', limits)
         problem = _logged_context_problem(ctxt)
         if problem:
-            raise _invalid(*problem)
+            raise walk.invalid(*problem)
 
     def check_message(self, method, version, args, text_length=None):
         """Steps 1 and 2 (module doc), on the raw arguments. Returns the
@@ -602,12 +317,12 @@ class EdgeCheck:
         knows it); a text short enough holds no more values than
         ``[limits] max_message_items`` allows."""
         if not isinstance(args, dict):
-            raise _invalid('args', 'expected a dict')
+            raise walk.invalid('args', 'expected a dict')
         limits = self._limits()
         whole = self._check(method, version)
         for name in args:
             if name not in whole.accepted:
-                raise _invalid(name, 'unknown argument (accepted: %s)' %
+                raise walk.invalid(name, 'unknown argument (accepted: %s)' %
                                ', '.join(whole.accepted))
         read_first = frozenset(name for name, value in args.items()
                                if nova_compat.is_nova_request_spec(value))
@@ -621,7 +336,7 @@ class EdgeCheck:
         # limits names the field (or counts the values), then the schema
         raw = schemas.raw_objects(method)
         for name, value in args.items():
-            check_structure(value, name, limits, raw.get(name))
+            walk.check_structure(value, name, limits, raw.get(name))
         check(listed)
         return read_first
 

@@ -47,6 +47,7 @@ from scheduler.rpc import late_ack
 from scheduler.rpc import messaging
 from scheduler.edge import policy
 from scheduler.edge import validation
+from scheduler.edge import walk
 from scheduler import version
 
 LOG = logging.getLogger(__name__)
@@ -210,7 +211,7 @@ class NovaDispatcher(dispatcher.SchedulerDispatcher):
     def _checked_call(self, endpoint, method, ctxt, args, envelope):
         nova_wire.check_arguments(method, args)
         for name, value in args.items():
-            validation.check_structure(value, name, self.limits)
+            walk.check_structure(value, name, self.limits)
         ctxt = self.serializer.deserialize_context(ctxt)
         args = self._entities(ctxt, args)
         if method == 'select_destinations':

@@ -2,7 +2,7 @@
 
 ``bounded(schema, limits, raw_objects)`` is a method's wire schema
 (``scheduler.edge.schemas.wire``) with every argument also held, at
-every node, to what ``scheduler.edge.validation.check_structure``
+every node, to what ``scheduler.edge.walk.check_structure``
 judges, so that one pass of the validator checks both:
 
 * a string (a value or a mapping's key) at most ``max_string_length``

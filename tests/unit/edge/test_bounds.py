@@ -1,6 +1,6 @@
 """The ``[limits]`` in the schemas (``scheduler.edge.schemas.bounds``):
 every node bounded, and the edge's one pass never looser than the walk
-of the limits it stands in for (``validation.check_structure``)."""
+of the limits it stands in for (``walk.check_structure``)."""
 
 import types
 

@@ -177,14 +177,14 @@ def test_a_message_the_transport_read_is_walked_once(client, monkeypatch):
     from: a valid message's arguments pass the validator's one pass, and
     the limits' Python walk does not run (doc/source/decisions/
     validator.rst)."""
-    from scheduler.edge import validation
+    from scheduler.edge import walk
     walked = []
-    real = validation.check_structure
+    real = walk.check_structure
 
     def recording(value, path, *rest):
         walked.append(path)
         return real(value, path, *rest)
-    monkeypatch.setattr(validation, 'check_structure', recording)
+    monkeypatch.setattr(walk, 'check_structure', recording)
     _call(client, 'update_resource_stats', name='walked-once', stats={
         'vcpus': 2, 'memory_mb': 64, 'local_gb': 1})
     assert walked == []

@@ -10,6 +10,7 @@ from oslo_utils import timeutils
 from scheduler import exception
 from scheduler.db import send_order
 from scheduler.edge import validation
+from scheduler.edge import walk
 
 LIMITS = types.SimpleNamespace(
     max_instances_per_request=10, max_list_length=5, max_string_length=30,
@@ -38,7 +39,7 @@ def _flavor_primitive(**data):
 ])
 def test_structure_refusals_name_the_field(value, field, words):
     with pytest.raises(exception.InvalidField) as info:
-        validation.check_structure(value, 'arg', LIMITS)
+        walk.check_structure(value, 'arg', LIMITS)
     assert info.value.kwargs['field'] == field
     assert words in str(info.value)
 
@@ -48,13 +49,13 @@ def test_a_deep_message_is_refused_without_recursion():
     for _ in range(100000):
         deep = [deep]
     with pytest.raises(exception.InvalidField, match='max_nesting_depth'):
-        validation.check_structure(deep, 'arg', LIMITS)
+        walk.check_structure(deep, 'arg', LIMITS)
 
 
 def test_a_plain_dict_of_object_fields_gets_the_whole_number_check():
     with pytest.raises(exception.InvalidField,
                        match='stats.vcpus.*whole number, got 1.5'):
-        validation.check_structure({'vcpus': 1.5}, 'stats', LIMITS,
+        walk.check_structure({'vcpus': 1.5}, 'stats', LIMITS,
                                    'ComputeNode')
 
 
@@ -81,7 +82,7 @@ def test_values_coercion_would_change_are_refused(stats, field, words):
     """oslo.versionedobjects would truncate, parse or (``bool('false')``)
     invert them: refused at the edge, naming the field."""
     with pytest.raises(exception.InvalidField) as info:
-        validation.check_structure(stats, 'stats', LIMITS, 'ComputeNode')
+        walk.check_structure(stats, 'stats', LIMITS, 'ComputeNode')
     assert info.value.kwargs['field'] == field
     assert words in str(info.value)
 
@@ -90,7 +91,7 @@ def test_an_object_whose_name_is_not_a_string_is_refused():
     primitive = _flavor_primitive(vcpus=1)
     primitive['scheduler_object.name'] = ['Flavor']
     with pytest.raises(exception.InvalidField) as info:
-        validation.check_structure({'spec': primitive}, 'arg', LIMITS)
+        walk.check_structure({'spec': primitive}, 'arg', LIMITS)
     assert info.value.kwargs['field'] == 'arg.spec.scheduler_object.name'
 
 
@@ -99,11 +100,11 @@ def test_values_coercion_keeps_pass():
                   {'cpu_allocation_ratio': '1.5', 'ram_allocation_ratio': 2},
                   {'used': {'X': 2}, 'inventories': {
                       'DISK_GB': {'total': 10, 'allocation_ratio': 1}}}):
-        validation.check_structure(stats, 'stats', LIMITS, 'ComputeNode')
+        walk.check_structure(stats, 'stats', LIMITS, 'ComputeNode')
 
 
 def test_whole_values_pass():
-    validation.check_structure(
+    walk.check_structure(
         {'a': [1, 2.0, 'ok', None, True], 'b': _flavor_primitive(vcpus=2.0)},
         'arg', LIMITS)
 
