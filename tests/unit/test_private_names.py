@@ -36,8 +36,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2] / 'scheduler'
 KNOWN = {
     '_element_type': 'oslo.versionedobjects list fields',
     # a field's coercing type (objects/base.py, db/providers.py,
-    # edge/validation.py); held unnoticed while the hand-written schema
-    # compiler (edge/schemas/compiled.py, gone) defined a method ``_type``
+    # edge/walk.py, edge/schemas/bounds.py); held unnoticed while the
+    # hand-written schema compiler (edge/schemas/compiled.py, gone)
+    # defined a method ``_type``
     '_type': 'oslo.versionedobjects fields',
 }
 
