@@ -28,12 +28,9 @@ transaction (doc/source/decisions/claims.rst):
   connection the server dropped fails on first use, and the writers'
   ``retry_on_deadlock`` retries the whole transaction then;
 * on MySQL/MariaDB a connection goes back to the pool without the
-  ``ROLLBACK`` SQLAlchemy sends after every COMMIT, unless a transaction
-  may still be open: no Connection ended it since the checkout or the
-  last begin (the engine's ``begin``, ``commit`` and ``rollback`` events;
-  ``pool_reset_on_return=None`` and a ``reset`` event, SQLAlchemy's
-  documented recipe); it reads nothing of the driver, so PyMySQL and
-  mysqlclient both work;
+  ``ROLLBACK`` SQLAlchemy sends after every COMMIT, unless the server
+  reports a transaction still open (``pool_reset_on_return=None`` and a
+  ``reset`` event, SQLAlchemy's documented recipe);
 * psycopg2 sends an executemany in pages (``values_plus_batch``); its
   row counts of an executemany are then unreliable, and no writer of the
   scheduler reads them;
@@ -55,6 +52,7 @@ import traceback
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import exc_filters
+from pymysql.constants import SERVER_STATUS
 
 LOG = logging.getLogger(__name__)
 
@@ -174,32 +172,13 @@ def _mysql_events(engine, sql_mode, wsrep_sync_wait, idle):
                                [idle])
             cursor.close()
 
-    # whether a transaction may be open on a pooled connection: yes from
-    # its checkout (raw use of the driver's connection included) until a
-    # Connection ends one, and again when a Connection begins the next
-    @sa.event.listens_for(engine, 'checkout')
-    def _checked_out(dbapi_conn, record, proxy):
-        record.info[_MAY_BE_OPEN] = True
-
-    @sa.event.listens_for(engine, 'begin')
-    def _began(conn):
-        conn.info[_MAY_BE_OPEN] = True
-
-    @sa.event.listens_for(engine, 'commit')
-    @sa.event.listens_for(engine, 'rollback')
-    def _ended(conn):
-        conn.info[_MAY_BE_OPEN] = False
-
     @sa.event.listens_for(engine, 'reset')
     def _reset(dbapi_conn, record, state):
         if state.terminate_only or not state.asyncio_safe:
             return
-        if record.info.get(_MAY_BE_OPEN, True) and not (
-                state.transaction_was_reset):
+        status = getattr(dbapi_conn, 'server_status', None)
+        if status is None or status & SERVER_STATUS.SERVER_STATUS_IN_TRANS:
             dbapi_conn.rollback()
-
-
-_MAY_BE_OPEN = 'scheduler_transaction_may_be_open'
 
 
 def _log_statements(level):
