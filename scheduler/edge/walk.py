@@ -27,9 +27,6 @@ from scheduler.edge.schemas import bounds
 
 _OBJ_NAME = 'scheduler_object.name'
 _OBJ_DATA = 'scheduler_object.data'
-# values stored in BIGINT columns and numpy int64 columns: the range the
-# validator's bounds hold too
-_INT_RANGE = (bounds.INT_MIN, bounds.INT_MAX)
 
 
 def invalid(path, reason):
@@ -51,7 +48,7 @@ def _check_scalar(value, node, limits):
     elif isinstance(value, bool) or value is None:
         return
     elif isinstance(value, int):
-        if not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
+        if not bounds.in_int_range(value):
             raise invalid(_path(node), 'integer out of range (64 bits)')
     elif isinstance(value, float):
         if not math.isfinite(value):
@@ -137,14 +134,13 @@ def _whole(value, path, name):
                                  'got %r' % value)
         number = int(value)
     elif isinstance(value, str):
-        try:
-            number = int(value)
-        except ValueError:
+        number = bounds.whole_number(value)
+        if number is None:
             raise _invalid_field(path, name, 'must be a whole number, '
                                  'got %s' % exception.echo(value))
     else:
         return      # not a number at all: coercion says so
-    if not _INT_RANGE[0] <= number <= _INT_RANGE[1]:
+    if not bounds.in_int_range(number):
         raise _invalid_field(path, name, 'integer out of range (64 bits)')
 
 
@@ -153,15 +149,14 @@ def _finite(value, path, name):
         return      # finite: check_structure
     if isinstance(value, bool):
         raise _invalid_field(path, name, 'must be a number, got %r' % value)
-    if isinstance(value, str):
+    if isinstance(value, str) and bounds.finite_number(value) is None:
         try:
-            number = float(value)
+            float(value)
         except ValueError:
             raise _invalid_field(path, name, 'must be a number, got %s' %
                                  exception.echo(value))
-        if not math.isfinite(number):
-            raise _invalid_field(path, name, 'not a finite number: %s' %
-                                 exception.echo(value))
+        raise _invalid_field(path, name, 'not a finite number: %s' %
+                             exception.echo(value))
 
 
 def _boolean(value, path, name):
@@ -294,7 +289,7 @@ def check_structure(value, path, limits, raw_object=None):
                                             or not child.isascii())):
                 _check_scalar(child, (node, key), limits)
             elif type(child) is int and not (
-                    _INT_RANGE[0] <= child <= _INT_RANGE[1]):
+                    bounds.in_int_range(child)):
                 _check_scalar(child, (node, key), limits)
             elif type(child) is float and not math.isfinite(child):
                 _check_scalar(child, (node, key), limits)

@@ -208,7 +208,7 @@ def apply_changes(table, providers, inventories, read_epoch=None):
             and _apply_usage(table, columns, rows, inventories, epoch)):
         return n
     new = np.flatnonzero(rows < 0)
-    renamed = [index for index in np.flatnonzero(rows >= 0).tolist()
+    renamed = [index for index in _renamed(table, rows, columns).tolist()
                if table.rename_row(int(rows[index]), columns[2][index],
                                    columns[3][index])]
     for index in new.tolist():
@@ -341,6 +341,20 @@ def _described(table, rows, columns):
                       n)
             | (np.fromiter(map(kind_ids.__getitem__, columns[10]),
                            np.int32, n) != table.labels.kind[rows]))
+
+
+def _renamed(table, rows, columns):
+    """Indexes of the providers the table has whose host or node name
+    differs from their row's (``HostTable.rename_row``): compared by
+    ``map`` in C, so a report pays no Python step per unchanged row."""
+    known = rows >= 0
+    if not known.any():
+        return np.flatnonzero(known)
+    n = len(rows)
+    at = np.where(known, rows, 0).tolist()
+    moved = (_differ(columns[2], map(table.hosts.__getitem__, at), n)
+             | _differ(columns[3], map(table.nodenames.__getitem__, at), n))
+    return np.flatnonzero(moved & known)
 
 
 def _differ(left, right, n):

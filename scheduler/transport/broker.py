@@ -132,24 +132,29 @@ class Broker:
     def kombu_urls(self):
         """The kombu URL of each broker host ([] for a transport without
         hosts, the in-memory one)."""
+        return [url for _, url in self._hosts_and_urls()]
+
+    def _hosts_and_urls(self):
+        """``(host:port, kombu URL)`` of each broker host, ``host:port``
+        as kombu's ``Connection.host`` names it."""
         if self.in_memory:
             return []
         hosts = self.url.hosts or [oslo_messaging.TransportHost('')]
         scheme = self.url.transport.replace(KOMBU_PREFIX, '').replace(
             RABBIT, 'amqp')
-        return ['%s://%s:%s@%s/%s' % (
+        return [(_host_port(host), '%s://%s:%s@%s/%s' % (
             scheme, quote(host.username or 'guest', safe=''),
             quote(host.password or 'guest', safe=''), _host_port(host),
-            self.url.virtual_host or '')
+            self.url.virtual_host or ''))
             for host in hosts]
 
     def unconfirmed(self, connection):
         """``connection`` (a kombu ``Connection``) got no confirm in
-        time: its host comes last for ``AVOID_FOR`` seconds."""
-        try:
-            host = connection.host
-        except Exception:   # nothing to go by: no host is avoided
+        time: its host (``host:port``) comes last for ``AVOID_FOR``
+        seconds (a transport without hosts has none to avoid)."""
+        if self.in_memory:
             return
+        host = connection.host
         with self._avoid_lock:
             known = host in self._avoid
             self._avoid[host] = time.monotonic() + AVOID_FOR
@@ -160,19 +165,19 @@ class Broker:
                         'one last for %.0f s', host, self.confirm_wait,
                         AVOID_FOR)
 
-    def _in_order(self, urls):
-        """``urls`` shuffled, the hosts that did not confirm in time
-        last."""
-        urls = list(urls)
-        random.shuffle(urls)
+    def _in_order(self, hosts_and_urls):
+        """The URLs of ``(host:port, URL)`` pairs shuffled, the hosts
+        that did not confirm in time last."""
+        pairs = list(hosts_and_urls)
+        random.shuffle(pairs)
         now = time.monotonic()
         with self._avoid_lock:
             for host, until in list(self._avoid.items()):
                 if until <= now:
                     del self._avoid[host]
             avoided = set(self._avoid)
-        return sorted(urls, key=lambda url: url.rsplit('@', 1)[-1].split(
-            '/', 1)[0] in avoided)
+        return [url for host, url in sorted(
+            pairs, key=lambda pair: pair[0] in avoided)]
 
     def connect(self, name='scheduler'):
         """A kombu connection to the broker (module docstring); not
@@ -181,7 +186,7 @@ class Broker:
             transport = self.url.transport[len(KOMBU_PREFIX):]
             return kombu.Connection('%s://%s' % (
                 transport, self.url.virtual_host or ''))
-        urls = self._in_order(self.kombu_urls())
+        urls = self._in_order(self._hosts_and_urls())
         rabbit = self.rabbit
         return kombu.Connection(
             ';'.join(urls), ssl=self.ssl_options(),

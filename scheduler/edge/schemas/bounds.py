@@ -51,22 +51,39 @@ _DATA = wire.DATA_KEYS[0]
 WHOLE, FINITE = 'whole-number', 'finite-number'
 
 
-def _whole_text(value):
+def whole_number(text):
+    """The whole number ``text`` spells as ovo's Integer coerces it, or
+    None (one parse for the ``WHOLE`` format and ``walk``'s wording)."""
     try:
-        return INT_MIN <= int(value) <= INT_MAX
+        return int(text)
     except ValueError:
-        return False
+        return None
+
+
+def finite_number(text):
+    """The number ``text`` spells as ovo's Float coerces it, or None if
+    it spells none, NaN or an infinity."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if number - number == 0 else None
+
+
+def in_int_range(number):
+    """Does ``number`` fit a 64-bit integer column?"""
+    return INT_MIN <= number <= INT_MAX
+
+
+def _whole_text(value):
+    number = whole_number(value)
+    return number is not None and in_int_range(number)
 
 
 def _finite_text(value):
-    try:
-        number = float(value)
-    except ValueError:
-        return False
-    return number - number == 0      # neither NaN nor an infinity
+    return finite_number(value) is not None
 
 
-#: format -> predicate of a string, for the validator
 FORMATS = {WHOLE: _whole_text, FINITE: _finite_text}
 _NOT_BOOLEAN = {'not': {'type': 'boolean'}}
 
