@@ -372,3 +372,23 @@ def test_a_provider_renamed_moves_in_the_host_index(db, hosts):
     assert (table.hosts[row], table.nodenames[row]) == (
         'compute', 'fake-mini')
     assert not table.disabled[row]
+
+
+def test_a_report_under_its_own_name_renames_nothing(db, hosts,
+                                                     monkeypatch):
+    """The poller asks ``rename_row`` only of the rows whose host or node
+    name moved: a report under the same name (every other one) costs no
+    Python step per row."""
+    cache = HostStateCache(db)
+    cache.refresh()
+    renamed = []
+    real = cache.table.rename_row
+
+    def rename_row(row, host, nodename):
+        renamed.append((host, nodename))
+        return real(row, host, nodename)
+    monkeypatch.setattr(cache.table, 'rename_row', rename_row)
+    host = cache.table.hosts[0]
+    fakes.report(db, host, vcpus_used=3)
+    assert cache.refresh() == 1
+    assert renamed == []
