@@ -40,7 +40,7 @@ from scheduler.cmd import manage_extra
 from scheduler.cmd import output
 from scheduler.conf import opts
 from scheduler.db import api as db_api
-from scheduler.db import claim_routine
+from scheduler.db import claim_routines
 from scheduler.db import migration
 from scheduler.db import services as db_services
 from scheduler.service import startup_checks
@@ -102,10 +102,11 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
         if current == head:
             if not self._query(_claim_routine_ready):
                 return Result(Code.WARNING, 'Schema at %s, but the claim '
-                              'function %s is missing: claims take six '
-                              'round trips instead of one until '
-                              '"scheduler-manage db sync" creates it.'
-                              % (head, claim_routine.NAME))
+                              'routine %s is missing: claims take the '
+                              'transaction path (six round trips or '
+                              'more) until "scheduler-manage db sync" '
+                              'creates it.' % (head, self._query(
+                                  claim_routines.name)))
             return Result(Code.SUCCESS, 'Schema at %s.' % head)
         if migration.is_known_revision(current):
             return Result(Code.FAILURE, 'Pending migrations: the schema is '
@@ -156,9 +157,9 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
 
 
 def _claim_routine_ready(database):
-    """False on PostgreSQL when this release's claim function is not
-    there (``scheduler.db.claim_routine``); True elsewhere."""
-    return not database.is_postgresql or claim_routine.installed(database)
+    """False when this release's claim routine is not there
+    (``scheduler.db.claim_routines``); True where none applies."""
+    return claim_routines.installed(database)
 
 
 def _file_values(conf):

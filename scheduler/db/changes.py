@@ -554,6 +554,26 @@ def stamp_statement():
     return _STAMP_AND_BUMP_PROVIDERS
 
 
+def lock_update_statement():
+    """MariaDB's and MySQL's provider lock (bind parameter ``ids``): the
+    UPDATE that bumps the generation (``Change.lock_providers``), for the
+    claim procedure (``scheduler.db.claim_procedure``)."""
+    return _LOCK
+
+
+def bump_by_last_insert_id_statement():
+    """MariaDB's and MySQL's bump of stripe ``:bump_stripe``, its new
+    value left as the connection's ``LAST_INSERT_ID()`` (``_bump``)."""
+    return _BUMP_LAST_INSERT_ID
+
+
+def provider_stamp_statement():
+    """The stamp of providers ``:ids`` with ``:stamp_stripe`` and
+    ``:stamp_seq`` where the stripe's bump is a statement of its own
+    (``Change._stamp`` on MariaDB), for the claim procedure."""
+    return _provider_stamp(False, False)
+
+
 @dataclasses.dataclass(frozen=True)
 class Locked:
     """What ``Change.lock_providers`` locked: ``found`` providers (those

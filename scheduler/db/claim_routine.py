@@ -107,10 +107,11 @@ class DidNotFit(Exception):
 #: meet no other user of advisory locks in the database
 CONSUMER_LOCKS = 0x5C4ED
 
-#: what the function returns for each outcome but success (0)
-_SUCCESS = 0
-_OUTCOMES = {Gone: -1, Held: -2, DidNotFit: -3}
-_RAISED = {value: outcome for outcome, value in _OUTCOMES.items()}
+#: what the function (and MariaDB's procedure,
+#: ``scheduler.db.claim_procedure``) returns for each outcome but success
+SUCCESS = 0
+OUTCOMES = {Gone: -1, Held: -2, DidNotFit: -3}
+RAISED = {value: outcome for outcome, value in OUTCOMES.items()}
 
 
 def _plpgsql(statement, variables):
@@ -150,7 +151,7 @@ def _row_and_fit():
     return row, fits, amount
 
 
-def _take_statement():
+def take_statement():
     """Take the amount from the row if it fits."""
     row, fits, amount = _row_and_fit()
     return (sa.update(_INV).where(row, fits)
@@ -174,7 +175,7 @@ def _body():
            'lo': 'coalesce(_lo[i_], _a[i_])',
            'hi': 'coalesce(_hi[i_], _a[i_])',
            'g': 'coalesce(_g[i_], _a[i_])'}
-    take = _plpgsql(_take_statement(), row)
+    take = _plpgsql(take_statement(), row)
     give_back = _plpgsql(_give_back_statement(), dict(
         row, p='_p[j_]', rc='_rc[j_]', a='_a[j_]'))
     stamp = _plpgsql(changes.stamp_statement(),
@@ -224,9 +225,9 @@ BEGIN
 END
 """.format(lock=lock, probe=probe, namespace=CONSUMER_LOCKS,
            take=take, give_back=give_back, stamp=stamp,
-           gone=_OUTCOMES[Gone], held=_OUTCOMES[Held],
-           did_not_fit=_OUTCOMES[DidNotFit], alloc=_ALLOC.name,
-           success=_SUCCESS)
+           gone=OUTCOMES[Gone], held=OUTCOMES[Held],
+           did_not_fit=OUTCOMES[DidNotFit], alloc=_ALLOC.name,
+           success=SUCCESS)
 
 
 _ARGUMENTS = ('_ids integer[], _consumers varchar[], _p integer[], '
@@ -330,8 +331,8 @@ def claim(database, ids, consumers, pairs, rows, now):
         _PRESENT[database] = False
         _warn_missing()
         return False
-    if answer in _RAISED:
-        raise _RAISED[answer]()
+    if answer in RAISED:
+        raise RAISED[answer]()
     return True
 
 

@@ -58,6 +58,7 @@ from scheduler.model import fit
 from scheduler.db import api as db_api
 from scheduler.db import changes
 from scheduler.db import claim_routine
+from scheduler.db import claim_routines
 from scheduler.db import models
 
 P = models.providers
@@ -185,8 +186,9 @@ def claim_resources(db, claims, now=None, group=None, call=None,
 
 
 def _claim(db, claims, now, group, held_known=False, ask_first=False):
-    if (group is None and not held_known and claim_routine.usable(db)
-            and _claim_by_routine(db, claims, now)):
+    routine = (claim_routines.of(db)
+               if group is None and not held_known else None)
+    if routine is not None and _claim_by_routine(routine, db, claims, now):
         return
     consumers = sorted({c.consumer_uuid for c in claims})
     with changes.write(db) as change:
@@ -218,14 +220,14 @@ def _claim(db, claims, now, group, held_known=False, ask_first=False):
 _INSERT_ALLOCATIONS = sa.insert(ALLOC)
 
 
-def _claim_by_routine(db, claims, now):
-    """The same claim in one round trip (PostgreSQL,
-    ``scheduler.db.claim_routine``); False if the database has no
-    routine (the caller goes the long way)."""
+def _claim_by_routine(routine, db, claims, now):
+    """The same claim through the database's ``routine`` (a module of
+    ``scheduler.db.claim_routines``: one or two round trips); False if
+    the database has lost it (the caller goes the long way)."""
     claimed = {c.provider_id for c in claims}
     per_provider = _per_provider(claims)
     try:
-        return claim_routine.claim(
+        return routine.claim(
             db, claimed, {c.consumer_uuid for c in claims},
             _take_pairs(per_provider, claims),
             [(c.consumer_uuid, c.provider_id, rc, amount)

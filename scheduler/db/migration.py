@@ -11,7 +11,7 @@ from alembic import command as alembic_command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
 
-from scheduler.db import claim_routine
+from scheduler.db import claim_routines
 
 _SCRIPT_LOCATION = os.path.join(os.path.dirname(__file__), 'migrations')
 
@@ -25,14 +25,15 @@ def _alembic_config(connection):
 
 def db_sync(database, revision='head'):
     """Upgrade the schema to ``revision`` (default: the newest) and, at
-    the newest, create this release's claim routine (PostgreSQL:
-    ``scheduler.db.claim_routine``; a schema object that is no table, so
+    the newest, create this release's claim routine (PostgreSQL's
+    function, MariaDB's procedure: ``scheduler.db.claim_routines``; a
+    schema object that is no table, so
     it is created here from the code rather than frozen in a
     migration)."""
     with database.engine.begin() as connection:
         alembic_command.upgrade(_alembic_config(connection), revision)
     if revision in ('head', head_revision()):
-        claim_routine.install(database)
+        claim_routines.install(database)
 
 
 def db_version(database):

@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
-from scheduler.db import claim_routine
+from scheduler.db import claim_routines
 from scheduler.db import claims
 from scheduler.db import driver_calls
 from scheduler.db import migration
@@ -35,9 +35,17 @@ RESOURCES = {rcs.VCPU: 1, rcs.MEMORY_MB: 512, rcs.DISK_GB: 1}
 # statements of a claim of one new consumer (COMMIT is not a statement):
 # PostgreSQL: the claim routine's call, in autocommit (its lock and probe,
 # take, insert and stamp run inside it: scheduler.db.claim_routine).
-# MariaDB: read of previous claims, lock, take, insert, bump, stamp.
+# MariaDB: the claim procedure's CALL, in a transaction (its read of
+# previous claims, lock, take, insert, bump and stamp run inside it:
+# scheduler.db.claim_procedure).
 # SQLite: BEGIN IMMEDIATE, lock and probe, take, insert, bump, stamp.
-STATEMENTS = {'sqlite': 6, 'postgresql': 1, 'mariadb': 6}
+STATEMENTS = {'sqlite': 6, 'postgresql': 1, 'mariadb': 1}
+# the transaction path's statements, where the routine is missing
+# (psycopg2 sends PostgreSQL's BEGIN itself): MariaDB's read of previous
+# claims, lock, take, insert, bump, stamp; PostgreSQL's lock and probe,
+# take, insert, stamp
+LONG_WAY = {'postgresql': 4, 'mariadb': 6}
+ROUTINE = {'postgresql': 'FUNCTION', 'mariadb': 'PROCEDURE'}
 
 
 def _providers(db, hosts):
@@ -87,38 +95,43 @@ def test_claim_of_new_consumers_is_a_fixed_number_of_statements(
     if backend == 'postgresql':
         assert kinds == {'SELECT': 3}
         return
+    if backend == 'mariadb':
+        assert kinds == {'CALL': 3}
+        assert len(claims.list_allocations(database)) == 4 * len(RESOURCES)
+        return
     hit = database.engine.dialect.CACHE_HIT
     assert all(cache == hit for kind, cache in statements.sent
                if kind != 'BEGIN')
 
 
-@pytest.mark.parametrize('backend', ['postgresql'])
+@pytest.mark.parametrize('backend', ['postgresql', 'mariadb'])
 def test_a_database_without_the_routine_claims_the_long_way(
-        database, caplog, tmp_path, capsys, monkeypatch):
+        database, backend, caplog, tmp_path, capsys, monkeypatch):
     """A database synced by an earlier release has no claim routine: the
     first claim finds it missing, says so once, and every claim takes the
-    transaction path: same claims, 4 statements (psycopg2 sends the
-    BEGIN itself)."""
+    transaction path: same claims, in more statements."""
     provider, = _providers(database, ['h1'])
+    name = claim_routines.name(database)
     with database.engine.begin() as connection:
-        connection.exec_driver_sql('DROP FUNCTION %s' % claim_routine.NAME)
+        connection.exec_driver_sql('DROP %s %s' % (ROUTINE[backend], name))
     statements = _Statements(database.engine, monkeypatch)
     consumers = [uuidutils.generate_uuid() for _ in range(3)]
     for consumer in consumers:
         claims.claim_resources(database, [claims.Claim(
             consumer, provider, RESOURCES, 'h1')])
-    warnings = [r for r in caplog.records
-                if claim_routine.NAME in r.getMessage()]
+    warnings = [r for r in caplog.records if name in r.getMessage()]
     assert len(warnings) == 1 and 'db sync' in warnings[0].getMessage()
-    # the failed call (through the driver, then once more through
-    # SQLAlchemy: scheduler.db.driver_calls), then 4 statements per claim
-    assert len(statements.sent) == 2 + 3 * 4, statements.sent
+    # the failed call (on PostgreSQL through the driver, then once more
+    # through SQLAlchemy: scheduler.db.driver_calls), then the long way
+    failed_calls = {'postgresql': 2, 'mariadb': 1}[backend]
+    assert len(statements.sent) == failed_calls + 3 * LONG_WAY[backend], \
+        statements.sent
     assert {r['consumer_uuid'] for r in claims.list_allocations(
         database)} >= set(consumers)
     # the operator's upgrade check says so, and db sync puts it back
     assert _schema_check(database, tmp_path, capsys) == (1, True)
     migration.db_sync(database)
-    assert claim_routine.usable(database)
+    assert claim_routines.of(database) is not None
     assert _schema_check(database, tmp_path, capsys) == (0, False)
 
 
@@ -145,7 +158,7 @@ def _schema_check(database, tmp_path, capsys):
     checks = json.loads(capsys.readouterr().out)['checks']
     result, details = next((c['result'], c['details']) for c in checks
                            if c['check'] == 'Database schema')
-    return result, claim_routine.NAME in details
+    return result, claim_routines.name(database) in details
 
 
 @pytest.mark.parametrize('backend', databases.BACKENDS)
@@ -194,3 +207,51 @@ def test_mariadb_rolls_back_only_open_transactions_on_return(
         generation = session.execute(sa.select(
             models.providers.c.generation)).scalar_one()
     assert generation < 100
+
+
+@pytest.mark.parametrize('backend', ['mariadb'])
+def test_a_user_who_may_not_create_routines_claims_the_long_way(
+        database, caplog):
+    """A database user granted less than ALL on its database (no CREATE
+    ROUTINE): ``db sync`` warns instead of failing, and its claims take
+    the transaction path."""
+    user = 'sched_%s' % uuidutils.generate_uuid()[:8]
+    # any host; the driver formats the text, so its '%' is doubled
+    account = "'%s'@'%%%%'" % user
+    schema = database.engine.url.database
+    databases._admin('mariadb', "CREATE USER %s IDENTIFIED BY 'pw'"
+                     % account)
+    limited = None
+    try:
+        databases._admin('mariadb', 'GRANT SELECT, INSERT, UPDATE, DELETE, '
+                         'CREATE, DROP, INDEX, ALTER ON %s.* TO %s'
+                         % (schema, account))
+        provider, = _providers(database, ['h1'])
+        with database.engine.begin() as connection:
+            connection.exec_driver_sql('DROP PROCEDURE %s'
+                                       % claim_routines.name(database))
+        url = database.engine.url.set(username=user, password='pw')
+        limited = _database_on(url.render_as_string(hide_password=False))
+        assert claim_routines.install(limited) is False
+        assert claim_routines.of(limited) is None
+        assert any('CREATE ROUTINE' in r.getMessage()
+                   for r in caplog.records)
+        consumer = uuidutils.generate_uuid()
+        claims.claim_resources(limited, [claims.Claim(
+            consumer, provider, RESOURCES, 'h1')])
+        assert [r['consumer_uuid'] for r in claims.list_allocations(
+            limited)] == [consumer] * len(RESOURCES)
+    finally:
+        if limited is not None:
+            limited.dispose()
+        databases._admin('mariadb', 'DROP USER %s' % account)
+
+
+def _database_on(url):
+    from scheduler import conf as sched_conf
+    from scheduler.db import api as db_api
+    conf = sched_conf.new_config()
+    conf([], project='scheduler', default_config_files=[],
+         default_config_dirs=[])
+    conf.set_override('connection', url, 'database')
+    return db_api.Database(conf)

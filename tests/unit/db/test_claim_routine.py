@@ -5,6 +5,7 @@ import pytest
 import sqlalchemy as sa
 
 from scheduler.db import claim_routine
+from scheduler.db import claim_routines
 from scheduler.db import models
 
 
@@ -46,11 +47,15 @@ def test_a_parameter_without_a_variable_is_refused():
     assert text == 'UPDATE providers SET host=_host'
 
 
-def test_only_postgresql_has_it(conf, tmp_path):
+def test_sqlite_has_no_routine(conf, tmp_path):
     from scheduler.db import api as db_api
     database = db_api.Database(conf, 'sqlite:///%s' % (tmp_path / 'x.db'))
     try:
         assert not claim_routine.usable(database)
         assert claim_routine.install(database) is False
+        assert claim_routines.of(database) is None
+        assert claim_routines.install(database) is False
+        assert claim_routines.installed(database)
+        assert claim_routines.name(database) is None
     finally:
         database.dispose()

@@ -1,0 +1,54 @@
+"""Which routine a database's claims go through, if any.
+
+* PostgreSQL: the claim function (``scheduler.db.claim_routine``), one
+  round trip in autocommit;
+* MariaDB and MySQL: the claim procedure (``scheduler.db.claim_procedure``),
+  ``CALL`` and ``COMMIT``;
+* SQLite, and any database under ``[database] legacy_change_counter``
+  (whose stamp the routines do not write): none, the transaction path of
+  ``scheduler.db.claims``.
+
+``scheduler-manage db sync`` installs the routine (``install``), the
+upgrade check asks for it (``installed``), and ``claims`` calls it while
+it is there (``usable``); the routines raise the outcomes of
+``claim_routine`` (``Gone``, ``Held``, ``DidNotFit``).
+"""
+
+from scheduler.db import claim_procedure
+from scheduler.db import claim_routine
+
+
+def _routine_of(database):
+    if database.is_postgresql:
+        return claim_routine
+    if database.engine.dialect.name == 'mysql':
+        return claim_procedure
+    return None
+
+
+def of(database):
+    """The routine module claims of ``database`` go through now, or None
+    (the transaction path)."""
+    routine = _routine_of(database)
+    if routine is None or database.legacy_change_counter:
+        return None
+    return routine if routine.usable(database) else None
+
+
+def install(database):
+    """Create this release's routine where the database has one; whether
+    it did."""
+    routine = _routine_of(database)
+    return routine is not None and routine.install(database)
+
+
+def installed(database):
+    """Is this release's routine there? True where none applies."""
+    routine = _routine_of(database)
+    return routine is None or routine.installed(database)
+
+
+def name(database):
+    """The name of this release's routine on ``database`` (None: none)."""
+    routine = _routine_of(database)
+    return routine.NAME if routine is not None else None
