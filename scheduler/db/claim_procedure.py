@@ -18,9 +18,9 @@ worker that dies or loses its connection mid-call leaves a transaction
 that the server rolls back, as it would the transaction path's; so the
 procedure needs no consumer locks, and its probe is the transaction
 path's read of previous claims, before the lock (``claims._lock_claimed``
-on MariaDB). An outcome other than success returns a negative value
-and the caller rolls the whole transaction back: nothing is given back
-by hand.
+on MariaDB). Success answers nothing (no result set for the driver to
+parse); any other outcome answers a negative value, and the caller
+rolls the whole transaction back: nothing is given back by hand.
 
 Nothing is written twice: the body is compiled from the statements of
 ``scheduler.db.changes`` (the probe, the lock's UPDATE, the stripe's
@@ -190,7 +190,7 @@ BEGIN
       {stamp};
       SET i_ = i_ + 1;
     END WHILE;
-    SELECT {success};
+    -- success answers no result set: the driver parses none
   END claim_;
 END""".format(
         probe=probe, lock=lock, take=take, insert=insert, bump=bump,
@@ -205,8 +205,7 @@ END""".format(
         alloc_a=_element('_allocations', 'i_', 3),
         held=claim_routine.OUTCOMES[claim_routine.Held],
         gone=claim_routine.OUTCOMES[claim_routine.Gone],
-        did_not_fit=claim_routine.OUTCOMES[claim_routine.DidNotFit],
-        success=claim_routine.SUCCESS)
+        did_not_fit=claim_routine.OUTCOMES[claim_routine.DidNotFit])
 
 
 _ARGUMENTS = ('IN _ids LONGTEXT, IN _consumers LONGTEXT, IN _rows LONGTEXT, '
@@ -297,7 +296,9 @@ def claim(database, ids, consumers, pairs, rows, now):
               'now': now, 'stripe': changes.draw_stripe()}
     try:
         with database.core_writer() as connection:
-            answer = connection.exec_driver_sql(_CALL, params).scalar()
+            result = connection.exec_driver_sql(_CALL, params)
+            # an outcome but success is a one-row result set
+            answer = result.scalar() if result.returns_rows else None
             if answer in claim_routine.RAISED:
                 raise claim_routine.RAISED[answer]()
     except (db_exc.DBError, sa.exc.DBAPIError) as exc:
