@@ -42,7 +42,6 @@ error there, and ``retry_on_deadlock`` retries the claim whole.
 
 import hashlib
 import json
-import weakref
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
@@ -55,8 +54,6 @@ from scheduler.db import models
 
 LOG = logging.getLogger(__name__)
 
-#: database -> is the procedure in it (claims go the long way if not)
-_PRESENT = weakref.WeakKeyDictionary()
 #: MySQL's error for a procedure that does not exist
 _NO_SUCH_PROCEDURE = 1305
 #: MySQL's errors for a privilege the user lacks (to create a routine: a
@@ -66,26 +63,11 @@ _DIALECT = mysql.pymysql.dialect(paramstyle='pyformat')
 
 
 def _mysql(statement, variables):
-    """The MySQL text of a Core statement with its bound parameters
-    replaced: those named in ``variables`` by the local variables given
-    (an expanding ``IN`` by ``= <variable>``: one row per statement), the
-    others, which SQLAlchemy bound for literals, by their integer
-    values."""
-    compiled = statement.compile(dialect=_DIALECT)
-    text = str(compiled)
-    for name, value in compiled.params.items():
-        if name in variables:
-            text = text.replace('IN (__[POSTCOMPILE_%s])' % name,
-                                '= %s' % variables[name])
-            text = text.replace('%%(%s)s' % name, variables[name])
-        elif isinstance(value, int) and not isinstance(value, bool):
-            text = text.replace('%%(%s)s' % name, str(value))
-        else:
-            raise ValueError('parameter %s of the claim procedure has no '
-                             'variable' % name)
-    if '__[POSTCOMPILE' in text or '%(' in text:
-        raise ValueError('unbound parameter left in %s' % text)
-    return text.replace('%%', '%')
+    """The MySQL text of a Core statement for the procedure's body
+    (``claim_routine.compiled_text``; an expanding ``IN`` by ``=
+    <variable>``: one row per statement)."""
+    return claim_routine.compiled_text(statement, _DIALECT, variables,
+                                       '= %s')
 
 
 def _insert_statement():
@@ -230,14 +212,7 @@ def install(database):
     to create routines (``CREATE ROUTINE``) gets a warning, not an
     error: its claims take the transaction path."""
     try:
-        with database.engine.begin() as connection:
-            # the driver's cursor, given no parameters: the body's '%'
-            # is no parameter marker
-            cursor = connection.connection.driver_connection.cursor()
-            try:
-                cursor.execute(definition())
-            finally:
-                cursor.close()
+        claim_routine.execute_definition(database, definition())
     except (sa.exc.DBAPIError,
             database.engine.dialect.loaded_dbapi.Error) as exc:
         # the driver's own error: its cursor, not SQLAlchemy's, ran it
@@ -248,21 +223,8 @@ def install(database):
                     'with the CREATE ROUTINE privilege on the database '
                     'runs "scheduler-manage db sync".', NAME,
                     getattr(exc, 'orig', exc))
-        _PRESENT[database] = False
         return False
-    _PRESENT[database] = True
     return True
-
-
-def usable(database):
-    """Can claims of ``database`` go through the procedure? Asked of the
-    catalog once per pool; a missing procedure is logged once."""
-    present = _PRESENT.get(database)
-    if present is None:
-        present = _PRESENT[database] = installed(database)
-        if not present:
-            _warn_missing()
-    return present
 
 
 def installed(database):
@@ -275,7 +237,7 @@ def installed(database):
             {'name': NAME}).scalar())
 
 
-def _warn_missing():
+def warn_missing():
     LOG.warning('The claim procedure %s is not in the database: claims '
                 'take seven round trips instead of two until '
                 '"scheduler-manage db sync" creates it and the worker '
@@ -287,8 +249,8 @@ def claim(database, ids, consumers, pairs, rows, now):
     own, committed on success and rolled back on any other outcome
     (raised as ``Gone``, ``Held`` or ``DidNotFit``, having written
     nothing). False if the procedure is missing or the user may not call
-    it (the caller claims the long way, ``usable`` is False from then
-    on)."""
+    it (it said so: the caller claims the long way,
+    ``claim_routines.lost``)."""
     params = {'ids': json.dumps(sorted(ids)),
               'consumers': json.dumps(sorted(consumers)),
               'rows': json.dumps([list(r) for r in pairs]),
@@ -304,8 +266,7 @@ def claim(database, ids, consumers, pairs, rows, now):
     except (db_exc.DBError, sa.exc.DBAPIError) as exc:
         if _error_code(exc) not in _DENIED | {_NO_SUCH_PROCEDURE}:
             raise
-        _PRESENT[database] = False
-        _warn_missing()
+        warn_missing()
         return False
     return True
 

@@ -58,20 +58,20 @@ oslo.db to log, and no savepoint is needed (one cost 0.2 ms of the
 server's CPU per claim). A deadlock is reported as the database's own
 error (40P01), and ``retry_on_deadlock`` retries it as before.
 
-A database last synced by an earlier release has no function: ``usable``
-asks the catalog once per pool, logs a warning, and the worker claims
-through the transaction path. Every statement in the function reaches
-its rows by key. The function plans with sequential scans disabled, so a
-cached generic plan never scans a table whose statistics are stale, and
-always uses that generic plan: left to choose, PL/pgSQL planned its
-statements whose parameters are arrays again on every call (12% of the
-backend's CPU per claim, sampled with ``perf``; with the single
-statement for the advisory locks and the lock that bumps nothing, the
-backend's CPU per claim fell by 17-22%, doc/source/performance-history.rst).
+A database last synced by an earlier release has no function:
+``scheduler.db.claim_routines`` asks the catalog once per pool, logs a
+warning, and the worker claims through the transaction path. Every
+statement in the function reaches its rows by key. The function plans
+with sequential scans disabled, so a cached generic plan never scans a
+table whose statistics are stale, and always uses that generic plan:
+left to choose, PL/pgSQL planned its statements whose parameters are
+arrays again on every call (12% of the backend's CPU per claim, sampled
+with ``perf``; with the single statement for the advisory locks and the
+lock that bumps nothing, the backend's CPU per claim fell by 17-22%,
+doc/source/performance-history.rst).
 """
 
 import hashlib
-import weakref
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
@@ -86,8 +86,6 @@ LOG = logging.getLogger(__name__)
 
 _ALLOC = models.allocations
 _INV = models.inventories
-#: database -> is the function in it (claims go the long way if not)
-_PRESENT = weakref.WeakKeyDictionary()
 
 
 class Gone(Exception):
@@ -114,17 +112,19 @@ OUTCOMES = {Gone: -1, Held: -2, DidNotFit: -3}
 RAISED = {value: outcome for outcome, value in OUTCOMES.items()}
 
 
-def _plpgsql(statement, variables):
-    """The PostgreSQL text of a Core statement with its bound parameters
-    replaced: those named in ``variables`` by the PL/pgSQL expressions
-    given (an expanding ``IN`` by ``= ANY(<array>)``), the others, which
-    SQLAlchemy bound for literals, by their integer values."""
-    compiled = statement.compile(dialect=postgresql.psycopg2.dialect())
+def compiled_text(statement, dialect, variables, in_form):
+    """The text of a Core statement for ``dialect`` (a ``pyformat``
+    one), its bound parameters replaced: those named in ``variables`` by
+    the routine's expressions given (an expanding ``IN`` by ``in_form %
+    expression``), the others, which SQLAlchemy bound for literals, by
+    their integer values. Shared with MariaDB's procedure
+    (``scheduler.db.claim_procedure``)."""
+    compiled = statement.compile(dialect=dialect)
     text = str(compiled)
     for name, value in compiled.params.items():
         if name in variables:
             text = text.replace('IN (__[POSTCOMPILE_%s])' % name,
-                                '= ANY(%s)' % variables[name])
+                                in_form % variables[name])
             text = text.replace('%%(%s)s' % name, variables[name])
         elif isinstance(value, int) and not isinstance(value, bool):
             text = text.replace('%%(%s)s' % name, str(value))
@@ -134,6 +134,13 @@ def _plpgsql(statement, variables):
     if '__[POSTCOMPILE' in text or '%(' in text:
         raise ValueError('unbound parameter left in %s' % text)
     return text.replace('%%', '%')
+
+
+def _plpgsql(statement, variables):
+    """The PostgreSQL text of a Core statement, for the function's body
+    (``compiled_text``; an expanding ``IN`` by ``= ANY(<array>)``)."""
+    return compiled_text(statement, postgresql.psycopg2.dialect(),
+                         variables, '= ANY(%s)')
 
 
 def _row_and_fit():
@@ -255,28 +262,21 @@ def install(database):
     """Create this release's function (PostgreSQL only; idempotent)."""
     if not database.is_postgresql:
         return False
-    with database.engine.begin() as connection:
-        # the driver's cursor: the body's '%' is not a parameter marker
-        cursor = connection.connection.driver_connection.cursor()
-        try:
-            cursor.execute(definition())
-        finally:
-            cursor.close()
-    _PRESENT[database] = True
+    execute_definition(database, definition())
     return True
 
 
-def usable(database):
-    """Can claims of ``database`` go through the function? Asked of the
-    catalog once per pool; a missing function is logged once."""
-    if not database.is_postgresql or database.legacy_change_counter:
-        return False
-    present = _PRESENT.get(database)
-    if present is None:
-        present = _PRESENT[database] = installed(database)
-        if not present:
-            _warn_missing()
-    return present
+def execute_definition(database, text):
+    """Run a routine's CREATE statement ``text`` on the driver's own
+    cursor, given no parameters (the body's '%' is no parameter marker
+    there), in a transaction of its own. The driver's errors are raised
+    as they are."""
+    with database.engine.begin() as connection:
+        cursor = connection.connection.driver_connection.cursor()
+        try:
+            cursor.execute(text)
+        finally:
+            cursor.close()
 
 
 def installed(database):
@@ -288,7 +288,7 @@ def installed(database):
             {'name': NAME}).scalar()
 
 
-def _warn_missing():
+def warn_missing():
     LOG.warning('The claim function %s is not in the database: claims '
                 'take six round trips instead of one until "scheduler-manage '
                 'db sync" creates it and the worker restarts.', NAME)
@@ -298,8 +298,8 @@ def claim(database, ids, consumers, pairs, rows, now):
     """Claim on providers ``ids`` for ``consumers``: ``pairs`` are the
     conditional UPDATE's (provider, class, amount, smallest, largest,
     gcd) rows, ``rows`` the allocations' (consumer, provider, class,
-    amount). True once written; False if the function is missing (the
-    caller claims the long way, ``usable`` is False from then on).
+    amount). True once written; False if the function is missing (it
+    said so: the caller claims the long way, ``claim_routines.lost``).
     Raises ``Gone``, ``Held`` or ``DidNotFit``, having written nothing.
 
     The arrays the function can derive are sent as NULL (the server
@@ -328,8 +328,7 @@ def claim(database, ids, consumers, pairs, rows, now):
     except db_exc.DBError as exc:
         if _sqlstate(exc) != '42883':  # undefined_function: dropped since
             raise
-        _PRESENT[database] = False
-        _warn_missing()
+        warn_missing()
         return False
     if answer in RAISED:
         raise RAISED[answer]()

@@ -10,12 +10,18 @@
 
 ``scheduler-manage db sync`` installs the routine (``install``), the
 upgrade check asks for it (``installed``), and ``claims`` calls it while
-it is there (``usable``); the routines raise the outcomes of
+it is there (``of``, until a call finds it gone: ``lost``); the routines
+raise the outcomes of
 ``claim_routine`` (``Gone``, ``Held``, ``DidNotFit``).
 """
 
+import weakref
+
 from scheduler.db import claim_procedure
 from scheduler.db import claim_routine
+
+#: database -> is its routine there (claims go the long way if not)
+_PRESENT = weakref.WeakKeyDictionary()
 
 
 def _routine_of(database):
@@ -28,18 +34,33 @@ def _routine_of(database):
 
 def of(database):
     """The routine module claims of ``database`` go through now, or None
-    (the transaction path)."""
+    (the transaction path). Whether it is there is asked of the catalog
+    once per pool; a missing routine is logged once."""
     routine = _routine_of(database)
     if routine is None or database.legacy_change_counter:
         return None
-    return routine if routine.usable(database) else None
+    present = _PRESENT.get(database)
+    if present is None:
+        present = _PRESENT[database] = routine.installed(database)
+        if not present:
+            routine.warn_missing()
+    return routine if present else None
+
+
+def lost(database):
+    """The routine's call found it gone (dropped since, or not allowed):
+    claims take the transaction path from now on."""
+    _PRESENT[database] = False
 
 
 def install(database):
     """Create this release's routine where the database has one; whether
     it did."""
     routine = _routine_of(database)
-    return routine is not None and routine.install(database)
+    if routine is None:
+        return False
+    done = _PRESENT[database] = routine.install(database)
+    return done
 
 
 def installed(database):

@@ -223,16 +223,21 @@ _INSERT_ALLOCATIONS = sa.insert(ALLOC)
 def _claim_by_routine(routine, db, claims, now):
     """The same claim through the database's ``routine`` (a module of
     ``scheduler.db.claim_routines``: one or two round trips); False if
-    the database has lost it (the caller goes the long way)."""
+    the caller should go the long way (the routine is gone from the
+    database, or a provider it missed is back)."""
     claimed = {c.provider_id for c in claims}
     per_provider = _per_provider(claims)
     try:
-        return routine.claim(
-            db, claimed, {c.consumer_uuid for c in claims},
-            _take_pairs(per_provider, claims),
-            [(c.consumer_uuid, c.provider_id, rc, amount)
-             for c in claims for rc, amount in sorted(c.resources.items())],
-            now)
+        if routine.claim(
+                db, claimed, {c.consumer_uuid for c in claims},
+                _take_pairs(per_provider, claims),
+                [(c.consumer_uuid, c.provider_id, rc, amount)
+                 for c in claims
+                 for rc, amount in sorted(c.resources.items())],
+                now):
+            return True
+        claim_routines.lost(db)
+        return False
     except claim_routine.Held:
         raise _HoldsClaims()
     except claim_routine.DidNotFit:
