@@ -26,11 +26,13 @@ the bump: BEGIN, 4 statements, COMMIT. MariaDB has no ``UPDATE ...
 RETURNING``: a plain SELECT of previous claims comes first and the bump
 is its own statement: 6 statements and COMMIT. The statements are built
 once and reused, so SQLAlchemy's compiled cache serves every execution
-without building or walking a statement per call. On PostgreSQL, a claim
-of new consumers without a server group runs those same statements inside
-one function call instead (``scheduler.db.claim_routine``: one round
-trip); every other claim, and every claim when the function is missing,
-takes the transaction described here.
+without building or walking a statement per call. A claim of new
+consumers without a server group runs those same statements inside a
+routine of the database instead (``scheduler.db.claim_routines``:
+PostgreSQL's function, one round trip in autocommit; MariaDB's
+procedure, ``CALL`` and ``COMMIT``); every other claim, every claim on
+SQLite, and every claim when the routine is missing, takes the
+transaction described here.
 
 Claims are stamped with the database server's clock (``db.clock``,
 ``scheduler.db.clock``), as reports and instance updates are: the times
