@@ -60,7 +60,11 @@ and the SQL of each dialect is built here and nowhere else:
   change, and the UPDATE built it on the latest committed row); there is
   no probe: a subquery on ``allocations`` inside a MariaDB UPDATE takes
   shared next-key locks, and two claims whose new consumers fall in one
-  index gap then deadlock on their INSERTs (``lock_probes_claims``).
+  index gap then deadlock on their INSERTs (``lock_probes_claims``). The
+  claim procedure (``scheduler.db.claim_procedure``) probes by a
+  consistent read before the lock (``SELECT ... INTO``), as the
+  transaction path's plain SELECT does, and takes this lock one provider
+  at a time in the same order.
 * With ``[database] legacy_change_counter`` (below), PostgreSQL locks by
   the UPDATE too, as the previous release did.
 

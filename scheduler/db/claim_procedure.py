@@ -1,4 +1,4 @@
-"""A claim of new consumers in two round trips, on MariaDB and MySQL.
+"""A claim of new consumers in two round trips, on MariaDB.
 
 On MariaDB a claim of consumers that hold nothing yet (nearly every
 claim) is the transaction path of ``scheduler.db.claims``: the read of
@@ -17,8 +17,10 @@ procedure runs inside the worker's transaction, not in autocommit. A
 worker that dies or loses its connection mid-call leaves a transaction
 that the server rolls back, as it would the transaction path's; so the
 procedure needs no consumer locks, and its probe is the transaction
-path's read of previous claims, before the lock (``claims._lock_claimed``
-on MariaDB). Success answers nothing (no result set for the driver to
+path's read of previous claims: a consistent read, before the lock
+(``claims._lock_claimed`` on MariaDB; ``SELECT ... INTO``, where a
+``SET`` from a subquery would take shared next-key locks on the consumer
+index). Success answers nothing (no result set for the driver to
 parse); any other outcome answers a negative value, and the caller
 rolls the whole transaction back: nothing is given back by hand.
 
@@ -27,17 +29,21 @@ Nothing is written twice: the body is compiled from the statements of
 bump by ``LAST_INSERT_ID``, the providers' stamp) and of the claim
 function (the conditional UPDATE with the fit rule of
 ``scheduler.model.fit.sql_fits``), for the MySQL dialect. The lists
-arrive as JSON texts and are read element by element into typed local
-variables, so every statement reaches its row by primary key (or the
-consumer index) and compares values of the database's own collation;
-the providers are locked one by one in ascending id order, the order the
+arrive as JSON texts and are read element by element into local
+variables typed as their columns (``TYPE OF``: the columns' own
+character set and collation, whatever the database's default), so every
+statement reaches its row by primary key (or the consumer index); the
+providers are locked one by one in ascending id order, the order the
 transaction path's ``IN`` list walks. The name carries a digest of the
 definition, so a release whose statements differ installs its own
 procedure beside the old one, and workers of both releases keep claiming
 during a rolling upgrade. ``scheduler-manage db sync`` creates it
-(``install``). On a Galera cluster its writes are certified at COMMIT
-like any other transaction's: a certification failure is a deadlock
-error there, and ``retry_on_deadlock`` retries the claim whole.
+(``install``). Each element read parses its list again, so a claim of
+more than ``MAX_ROWS`` allocation rows (dozens of instances) takes the
+transaction path, whose INSERT is one statement. On a Galera cluster its
+writes are certified at COMMIT like any other transaction's: a
+certification failure is a deadlock error there, and
+``retry_on_deadlock`` retries the claim whole.
 """
 
 import hashlib
@@ -54,11 +60,11 @@ from scheduler.db import models
 
 LOG = logging.getLogger(__name__)
 
-#: MySQL's error for a procedure that does not exist
-_NO_SUCH_PROCEDURE = 1305
-#: MySQL's errors for a privilege the user lacks (to create a routine: a
-#: database user granted less than ALL on its database; to call it)
-_DENIED = frozenset({1044, 1142, 1227, 1370})
+#: MariaDB's errors for a procedure that does not exist, or does already
+_NO_SUCH_PROCEDURE, _ALREADY_EXISTS = 1305, 1304
+#: MariaDB's errors for a privilege the user lacks to create a routine
+#: (a database user granted less than ALL on its database) or to call it
+_DENIED = frozenset({1044, 1227, 1370})
 _DIALECT = mysql.pymysql.dialect(paramstyle='pyformat')
 
 
@@ -109,9 +115,9 @@ BEGIN
   DECLARE found_ INT DEFAULT 0;
   DECLARE held_ INT DEFAULT 0;
   DECLARE id_ INT;
-  DECLARE c_ VARCHAR(36);
+  DECLARE c_ TYPE OF {alloc}.consumer_uuid;
   DECLARE p_ INT;
-  DECLARE rc_ VARCHAR(255);
+  DECLARE rc_ TYPE OF {inv}.resource_class;
   DECLARE a_ BIGINT;
   DECLARE lo_ BIGINT;
   DECLARE hi_ BIGINT;
@@ -122,7 +128,11 @@ BEGIN
     SET n_ = JSON_LENGTH(_consumers);
     WHILE i_ < n_ AND NOT held_ DO
       SET c_ = {consumer};
-      SET held_ = ({probe});
+      -- SELECT ... INTO: a consistent read, as the transaction path's
+      -- (SET x = (SELECT ...) would take shared next-key locks on the
+      -- consumer index, and two claims whose new consumers fall in one
+      -- gap would deadlock on their INSERTs: scheduler.db.changes)
+      {probe} INTO held_;
       SET i_ = i_ + 1;
     END WHILE;
     IF held_ THEN
@@ -175,6 +185,7 @@ BEGIN
     -- success answers no result set: the driver parses none
   END claim_;
 END""".format(
+        alloc=models.allocations.name, inv=models.inventories.name,
         probe=probe, lock=lock, take=take, insert=insert, bump=bump,
         stamp=stamp, consumer=_element('_consumers', 'i_'),
         provider_id=_element('_ids', 'i_'),
@@ -192,30 +203,41 @@ END""".format(
 
 _ARGUMENTS = ('IN _ids LONGTEXT, IN _consumers LONGTEXT, IN _rows LONGTEXT, '
               'IN _allocations LONGTEXT, IN _now DATETIME(6), IN _stripe INT')
+#: it runs with its caller's privileges: no call depends on the account
+#: that ran ``db sync`` still existing
+_CHARACTERISTICS = 'MODIFIES SQL DATA SQL SECURITY INVOKER'
 BODY = _body()
 NAME = 'scheduler_claim_%s' % hashlib.sha256(
-    (_ARGUMENTS + BODY).encode()).hexdigest()[:12]
+    (_ARGUMENTS + _CHARACTERISTICS + BODY).encode()).hexdigest()[:12]
+#: the most allocation rows a claim sends through the procedure: it reads
+#: its JSON lists element by element, each read parsing the list again,
+#: so a claim of hundreds of instances is faster the transaction path's
+#: way (one multi-row INSERT)
+MAX_ROWS = 48
 _CALL = ('CALL %s(%%(ids)s, %%(consumers)s, %%(rows)s, %%(allocations)s, '
          '%%(now)s, %%(stripe)s)' % NAME)
 
 
 def definition():
-    """The CREATE statement of this release's procedure. It runs with
-    its caller's privileges (``SQL SECURITY INVOKER``): no call depends
-    on the account that ran ``db sync`` still existing."""
-    return ('CREATE OR REPLACE PROCEDURE %s(%s) MODIFIES SQL DATA '
-            'SQL SECURITY INVOKER %s' % (NAME, _ARGUMENTS, BODY))
+    """The CREATE statement of this release's procedure."""
+    return 'CREATE PROCEDURE %s(%s) %s %s' % (NAME, _ARGUMENTS,
+                                              _CHARACTERISTICS, BODY)
 
 
 def install(database):
-    """Create this release's procedure (idempotent). A user not allowed
-    to create routines (``CREATE ROUTINE``) gets a warning, not an
-    error: its claims take the transaction path."""
+    """Create this release's procedure if it is not there (its name
+    carries the digest of its definition: one that is there is this one,
+    and is never replaced under running workers). A user not allowed to
+    create routines (``CREATE ROUTINE``) gets a warning, not an error:
+    its claims take the transaction path."""
+    if installed(database):
+        return True
     try:
         claim_routine.execute_definition(database, definition())
-    except (sa.exc.DBAPIError,
-            database.engine.dialect.loaded_dbapi.Error) as exc:
+    except database.engine.dialect.loaded_dbapi.Error as exc:
         # the driver's own error: its cursor, not SQLAlchemy's, ran it
+        if _error_code(exc) == _ALREADY_EXISTS:
+            return True     # another db sync created it meanwhile
         if _error_code(exc) not in _DENIED:
             raise
         LOG.warning('The claim procedure %s was not created: %s. Claims '
@@ -238,8 +260,10 @@ def installed(database):
 
 
 def warn_missing():
-    LOG.warning('The claim procedure %s is not in the database: claims '
-                'take seven round trips instead of two until '
+    """Say once that claims take the long way for want of it."""
+    LOG.warning('The claim procedure %s is not in the database, or this '
+                'user may not call it: claims take seven round trips '
+                'instead of two until '
                 '"scheduler-manage db sync" creates it and the worker '
                 'restarts.', NAME)
 

@@ -50,7 +50,8 @@ planned other providers. It waits for the first claim, and its probe
 then sees it: the consumers hold claims, the transaction path answers
 with them, and one claim stands, not two (the probe inside the lock's
 UPDATE read the snapshot taken before the lock waited, and missed it).
-The transaction path (MariaDB, SQLite, PostgreSQL without the function)
+The transaction path (SQLite, PostgreSQL without the function; MariaDB
+runs it inside its own procedure, ``scheduler.db.claim_procedure``)
 runs in the caller's transaction, which ends with its connection.
 
 An expected outcome is therefore no database error: there is nothing for

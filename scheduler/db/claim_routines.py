@@ -2,11 +2,12 @@
 
 * PostgreSQL: the claim function (``scheduler.db.claim_routine``), one
   round trip in autocommit;
-* MariaDB and MySQL: the claim procedure (``scheduler.db.claim_procedure``),
-  ``CALL`` and ``COMMIT``;
-* SQLite, and any database under ``[database] legacy_change_counter``
-  (whose stamp the routines do not write): none, the transaction path of
-  ``scheduler.db.claims``.
+* MariaDB: the claim procedure (``scheduler.db.claim_procedure``),
+  ``CALL`` and ``COMMIT``, for claims of at most its ``MAX_ROWS``
+  allocation rows;
+* SQLite, MySQL, and any database under ``[database]
+  legacy_change_counter`` (whose stamp the routines do not write): none,
+  the transaction path of ``scheduler.db.claims``.
 
 ``scheduler-manage db sync`` installs the routine (``install``), the
 upgrade check asks for it (``installed``), and ``claims`` calls it while
@@ -27,17 +28,32 @@ _PRESENT = weakref.WeakKeyDictionary()
 def _routine_of(database):
     if database.is_postgresql:
         return claim_routine
-    if database.engine.dialect.name == 'mysql':
+    # the procedure is MariaDB's dialect (``TYPE OF``, ``JSON_VALUE``)
+    if _is_mariadb(database):
         return claim_procedure
     return None
 
 
-def of(database):
-    """The routine module claims of ``database`` go through now, or None
-    (the transaction path). Whether it is there is asked of the catalog
-    once per pool; a missing routine is logged once."""
+def _is_mariadb(database):
+    """Is the server MariaDB (not MySQL)? SQLAlchemy's MySQL dialect
+    learns it from the server when it first connects."""
+    dialect = database.engine.dialect
+    if dialect.name != 'mysql':
+        return False
+    if dialect.server_version_info is None:
+        with database.engine.connect():
+            pass
+    return bool(dialect.is_mariadb)
+
+
+def of(database, rows=1):
+    """The routine module a claim of ``rows`` allocation rows on
+    ``database`` goes through now, or None (the transaction path).
+    Whether it is there is asked of the catalog once per pool; a missing
+    routine is logged once."""
     routine = _routine_of(database)
-    if routine is None or database.legacy_change_counter:
+    if (routine is None or database.legacy_change_counter
+            or rows > getattr(routine, 'MAX_ROWS', rows)):
         return None
     present = _PRESENT.get(database)
     if present is None:
@@ -59,8 +75,8 @@ def install(database):
     routine = _routine_of(database)
     if routine is None:
         return False
-    done = _PRESENT[database] = routine.install(database)
-    return done
+    _PRESENT[database] = routine.install(database)
+    return _PRESENT[database]
 
 
 def installed(database):

@@ -188,7 +188,7 @@ def claim_resources(db, claims, now=None, group=None, call=None,
 
 
 def _claim(db, claims, now, group, held_known=False, ask_first=False):
-    routine = (claim_routines.of(db)
+    routine = (claim_routines.of(db, sum(len(c.resources) for c in claims))
                if group is None and not held_known else None)
     if routine is not None and _claim_by_routine(routine, db, claims, now):
         return

@@ -27,6 +27,12 @@ def test_the_body_holds_the_transaction_path_statements_in_order():
         'UPDATE providers SET feed_stripe=_stripe, feed_seq=seq_ '
         'WHERE providers.id = id_',
     ]
+    # the probe is a consistent read (SELECT ... INTO), as the transaction
+    # path's: a SET from a subquery would take shared next-key locks
+    assert 'AS held INTO held_;' in body and 'SET held_' not in body
+    # the locals compared with columns are typed as those columns
+    assert 'DECLARE c_ TYPE OF allocations.consumer_uuid;' in body
+    assert 'DECLARE rc_ TYPE OF inventories.resource_class;' in body
     at = [body.index(term) for term in order]
     assert at == sorted(at), order
     for term in ('inventories.reported_used + a_ <= inventories.capacity',
@@ -43,8 +49,9 @@ def test_the_name_follows_the_body_and_it_runs_as_its_caller():
     definition = claim_procedure.definition()
     assert claim_procedure.NAME.startswith('scheduler_claim_')
     assert claim_procedure.NAME != claim_routine.NAME
+    # never replaced under running workers: one there is this one
     assert definition.startswith(
-        'CREATE OR REPLACE PROCEDURE %s(' % claim_procedure.NAME)
+        'CREATE PROCEDURE %s(' % claim_procedure.NAME)
     assert 'SQL SECURITY INVOKER' in definition
 
 
