@@ -103,8 +103,8 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
             if not self._query(_claim_routine_ready):
                 return Result(Code.WARNING, 'Schema at %s, but the claim '
                               'routine %s is missing: claims take the '
-                              'transaction path (six round trips or '
-                              'more) until "scheduler-manage db sync" '
+                              'transaction path (six or seven round '
+                              'trips) until "scheduler-manage db sync" '
                               'creates it.' % (head, self._query(
                                   claim_routines.name)))
             return Result(Code.SUCCESS, 'Schema at %s.' % head)
