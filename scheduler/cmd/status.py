@@ -100,13 +100,13 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
             return Result(Code.FAILURE, 'The database has no scheduler '
                           'schema: run "scheduler-manage db sync".')
         if current == head:
-            if not self._query(_claim_routine_ready):
+            missing = self._query(_missing_claim_routine)
+            if missing:
                 return Result(Code.WARNING, 'Schema at %s, but the claim '
                               'routine %s is missing: claims take the '
                               'transaction path (six or seven round '
                               'trips) until "scheduler-manage db sync" '
-                              'creates it.' % (head, self._query(
-                                  claim_routines.name)))
+                              'creates it.' % (head, missing))
             return Result(Code.SUCCESS, 'Schema at %s.' % head)
         if migration.is_known_revision(current):
             return Result(Code.FAILURE, 'Pending migrations: the schema is '
@@ -156,10 +156,12 @@ class SchedulerChecks(upgradecheck.UpgradeCommands):
     )
 
 
-def _claim_routine_ready(database):
-    """False when this release's claim routine is not there
-    (``scheduler.db.claim_routines``); True where none applies."""
-    return claim_routines.installed(database)
+def _missing_claim_routine(database):
+    """The name of this release's claim routine if it is not there
+    (``scheduler.db.claim_routines``); None if it is, or none applies."""
+    if claim_routines.installed(database):
+        return None
+    return claim_routines.name(database)
 
 
 def _file_values(conf):

@@ -243,8 +243,7 @@ def install(database):
         LOG.warning('The claim procedure %s was not created: %s. Claims '
                     'take seven round trips instead of two until a user '
                     'with the CREATE ROUTINE privilege on the database '
-                    'runs "scheduler-manage db sync".', NAME,
-                    getattr(exc, 'orig', exc))
+                    'runs "scheduler-manage db sync".', NAME, exc)
         return False
     return True
 
@@ -277,8 +276,7 @@ def claim(database, ids, consumers, pairs, rows, now):
     ``claim_routines.lost``)."""
     params = {'ids': json.dumps(sorted(ids)),
               'consumers': json.dumps(sorted(consumers)),
-              'rows': json.dumps([list(r) for r in pairs]),
-              'allocations': json.dumps([list(r) for r in rows]),
+              'rows': json.dumps(pairs), 'allocations': json.dumps(rows),
               'now': now, 'stripe': changes.draw_stripe()}
     try:
         with database.core_writer() as connection:

@@ -101,6 +101,10 @@ class DidNotFit(Exception):
     """Fewer inventory rows fit than the claim asked for."""
 
 
+#: the most allocation rows a claim sends through the function: no limit
+#: (its arrays are read by subscript; ``claim_procedure.MAX_ROWS``)
+MAX_ROWS = None
+
 #: the first key of the advisory locks the function takes on its
 #: consumers (the second: the hash of a consumer's uuid), so that they
 #: meet no other user of advisory locks in the database

@@ -52,8 +52,8 @@ def of(database, rows=1):
     Whether it is there is asked of the catalog once per pool; a missing
     routine is logged once."""
     routine = _routine_of(database)
-    if (routine is None or database.legacy_change_counter
-            or rows > getattr(routine, 'MAX_ROWS', rows)):
+    if routine is None or database.legacy_change_counter or (
+            routine.MAX_ROWS is not None and rows > routine.MAX_ROWS):
         return None
     present = _PRESENT.get(database)
     if present is None:
