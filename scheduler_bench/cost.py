@@ -11,20 +11,27 @@ operation does not, or less. This scenario measures, in one run:
   same broker, running through the whole run, sent 2,000 sequential
   calls and then 2,000 casts at the tracker rate below, each carrying a
   tracker report as the client serializes it: first on its own (the
-  ``bare`` rows), then again **right before each phase of the
-  scheduler** (casts before the reports, calls before the placements).
-  Each ratio divides by the floor measured next to it: this machine's
-  speed moves by a third within minutes (other guests of its host), and
-  a floor measured minutes before a phase made ratios of the same code
-  move from 3.4x to 5.1x;
+  ``bare`` rows), then again **right beside each phase of the
+  scheduler** (2,000 casts before the reports; 500 calls before each
+  round of placements, below). Each ratio divides by the floor measured
+  next to it: this machine's speed moves by a third within minutes
+  (other guests of its host), and a floor measured minutes before a
+  phase made ratios of the same code move from 3.4x to 5.1x;
 * **the scheduler**, per worker layout (2 workers; 2 workers and one
   report worker, ``[DEFAULT] report_workers = 1``), each on a fresh 10k
   host cluster (30% used) and a fresh ``scheduler-server``: a separate
   tracker process (``scheduler_bench.churn``'s) casts 3,000 changed
   reports at 300/s, counted until the server is idle again; then one
-  conductor sends 500 single-instance ``select_destinations`` one after
-  the other (before them, one request that fits nowhere opens its
-  connection: its CPU is in the phase, 1/500 of it, not its count).
+  conductor sends 1,000 single-instance ``select_destinations`` one
+  after the other, in 4 rounds of 250, each right after 500 bare calls
+  (a floor taken once beside a phase of a few seconds still left the
+  same code's placement ratio at 2.6x in one run and 3.5x in the next;
+  interleaved, the drift weighs on both sides of each round alike). The
+  placement's figures are pooled over the rounds (CPU over operations,
+  the floor's likewise), and each round's own ratio is kept
+  (``round_ratios``) to show the spread. Before each round one request
+  that fits nowhere opens the conductor's connection: its CPU is in the
+  round, 1/250 of it, not its count.
 
 CPU is utime + stime from ``/proc`` (``scheduler_bench.cost_cpu``) of
 every process of the server (the launcher and its descendants), of the
@@ -33,7 +40,8 @@ serve the run's database and the server's background processes (WAL
 writer, checkpointer; other databases' sessions are left out), on
 MariaDB the ``mariadbd`` process, on SQLite nothing (the database runs
 inside the workers). Each meter's idle rate, measured over 5 s just
-before each phase (``/proc`` counts in 10 ms ticks per process, so a
+before each phase (before the first round of the placements, for all
+of their rounds; ``/proc`` counts in 10 ms ticks per process, so a
 shorter window blurs it), is subtracted over the phase. Reports
 absorbed are counted as in ``churn`` (the stored ``bench_beat``), after
 the phase.
@@ -66,7 +74,9 @@ USED = 0.3
 BARE_OPS, QUICK_BARE_OPS = 2000, 300
 REPORTS, QUICK_REPORTS = 3000, 600
 REPORT_RATE = 300.0
-PLACEMENTS, QUICK_PLACEMENTS = 500, 100
+PLACEMENTS, QUICK_PLACEMENTS = 1000, 100
+#: rounds of (bare calls, placements) the placements are measured in
+ROUNDS, QUICK_ROUNDS = 4, 1
 IDLE_S, QUICK_IDLE_S = 5.0, 1.0
 WARMUP_CALLS = 20
 
@@ -100,11 +110,15 @@ def report_payload():
             'stats': serializer.serialize_entity(RequestContext(), node)}
 
 
-def _phase(options, meters, work):
+def _phase(options, meters, work, idle=None):
     """Run ``work()`` between two readings of ``meters``, until the
-    server is idle again; (CPU seconds per meter, what work returned)."""
+    server is idle again; (CPU seconds per meter, what work returned).
+    ``idle``: the meters' idle rates, measured just before (else here)."""
     phase = cost_cpu.Phase(meters)
-    idle = phase.idle(options.pick(IDLE_S, QUICK_IDLE_S))
+    if idle is None:
+        idle = phase.idle(options.pick(IDLE_S, QUICK_IDLE_S))
+    else:
+        phase.idle_rate = dict(idle)
     phase.start()
     value = work()
     drain = phase.until_idle()
@@ -147,14 +161,16 @@ def bare(options, floor=None):
     return {kind: floor_of(options, floor, kind) for kind in ('call', 'cast')}
 
 
-def floor_of(options, floor, kind):
+def floor_of(options, floor, kind, count=None, idle=None):
     """One phase of the floor: sequential calls, or casts at the tracker
-    rate."""
-    count = options.count(BARE_OPS, QUICK_BARE_OPS)
+    rate (``count``: the scenario's number by default; ``idle``: the
+    echo server's idle rate, measured here if not given)."""
+    count = count or options.count(BARE_OPS, QUICK_BARE_OPS)
     send, rate = {'call': (floor.call, 1e9),
                   'cast': (floor.cast, REPORT_RATE)}[kind]
     cpu, ops = _phase(options, {'server': floor.meter},
-                      lambda: _paced(send, count, rate))
+                      lambda: _paced(send, count, rate),
+                      None if idle is None else {'server': idle})
     return _figures(cpu, ops)
 
 
@@ -187,16 +203,62 @@ def _reports(options, dep, server, meters):
     return _figures(cpu, absorbed, sent=sent)
 
 
-def _placements(options, dep, server, meters):
-    count = options.count(PLACEMENTS, QUICK_PLACEMENTS)
+def _placements(options, dep, server, meters, floor):
+    """Placements in rounds, each right after bare calls on the floor
+    (module docstring), pooled (``pool_rounds``)."""
+    rounds = options.pick(ROUNDS, QUICK_ROUNDS)
+    count = options.count(PLACEMENTS, QUICK_PLACEMENTS) // rounds
+    calls = options.count(BARE_OPS, QUICK_BARE_OPS) // rounds
     mix = workload.RequestMix(options.seed)
-    load = conductors.Load(
-        client=dep.client(server), threads=1, duration=3600.0,
-        requests=[(f, 1, z) for f, z in (mix.next() for _ in range(count))],
-        max_requests=count)
-    cpu, results = _phase(options, meters, lambda: conductors.run(load))
-    return _figures(cpu, len(results.samples), placed=results.placed(),
-                    errors=len(results.errors()))
+    client = dep.client(server)
+    idle = cost_cpu.Phase(dict(meters, floor=floor.meter)).idle(
+        options.pick(IDLE_S, QUICK_IDLE_S))
+    floor_idle = idle.pop('floor')
+    measured = []
+    for _ in range(rounds):
+        bare_calls = floor_of(options, floor, 'call', calls, floor_idle)
+        load = conductors.Load(
+            client=client, threads=1, duration=3600.0,
+            requests=[(f, 1, z) for f, z in
+                      (mix.next() for _ in range(count))],
+            max_requests=count)
+        cpu, results = _phase(options, meters,
+                              lambda: conductors.run(load), idle)
+        measured.append((bare_calls, _figures(
+            cpu, len(results.samples), placed=results.placed(),
+            errors=len(results.errors()))))
+    return pool_rounds(measured)
+
+
+def pool_rounds(rounds):
+    """One operation's figures from ``[(floor figures, figures)]`` of
+    its rounds: CPU summed over operations, the floor's likewise
+    (``floor_ms``), counts and seconds summed, and each round's own
+    ratio (``round_ratios``)."""
+    def total(figures, key):
+        value = figures[key]
+        return None if value is None else value * figures['ops']
+
+    def pooled(pairs, key):
+        parts = [total(figures, key) for figures in pairs]
+        ops = sum(figures['ops'] for figures in pairs)
+        if None in parts or not ops:
+            return None
+        return round(sum(parts) / ops, 3)
+
+    floors = [f for f, _ in rounds]
+    ops = [o for _, o in rounds]
+    out = {key: sum(o[key] for o in ops)
+           for key in ('ops', 'placed', 'errors')}
+    out.update(elapsed_s=round(sum(o['elapsed_s'] for o in ops), 1),
+               drain_s=round(sum(o['drain_s'] for o in ops), 1),
+               idle_cores=ops[0]['idle_cores'],
+               server_ms=pooled(ops, 'server_ms'),
+               database_ms=pooled(ops, 'database_ms'),
+               floor_ms=pooled(floors, 'server_ms'),
+               round_ratios=[_ratio(o['server_ms'], f['server_ms'])
+                             for f, o in rounds])
+    return out
 
 
 def layout(options, hosts, extra, floor):
@@ -211,25 +273,30 @@ def layout(options, hosts, extra, floor):
                     cost_cpu.process_tree(server.process.pid))}
                 if database is not None:
                     meters['database'] = database
-                measured = {}
-                for op, measure in (('report', _reports),
-                                    ('placement', _placements)):
-                    kind = OPERATIONS[op][1]
-                    floor_ms = floor_of(options, floor, kind)['server_ms']
-                    measured[op] = dict(
-                        measure(options, dep, server, meters),
-                        floor_ms=floor_ms)
+                casts = floor_of(options, floor, 'cast')
+                measured = {'report': dict(
+                    _reports(options, dep, server, meters),
+                    floor_ms=casts['server_ms'])}
+                measured['placement'] = _placements(options, dep, server,
+                                                    meters, floor)
                 return measured
     finally:
         for engine in engines:
             engine.dispose()
 
 
+def _ratio(server_ms, floor_ms):
+    """An operation's CPU as a multiple of its floor's (None if either
+    is unknown)."""
+    if server_ms is None or not floor_ms:
+        return None
+    return round(server_ms / floor_ms, 2)
+
+
 def judge(figures, floor_ms, ratio_limit, db_limit):
     """Add the ratio to the floor and the verdicts to ``figures``."""
     server_ms, db_ms = figures.get('server_ms'), figures.get('database_ms')
-    figures['ratio'] = (round(server_ms / floor_ms, 2)
-                        if server_ms is not None and floor_ms else None)
+    figures['ratio'] = _ratio(server_ms, floor_ms)
     figures['ratio_met'] = (None if figures['ratio'] is None
                             else figures['ratio'] <= ratio_limit)
     figures['database_met'] = None if db_ms is None else db_ms <= db_limit
@@ -275,6 +342,12 @@ def _rows(result):
     return rows
 
 
+def _spread(ratios):
+    if not ratios:
+        return '-'
+    return ' / '.join('-' if r is None else '%.2fx' % r for r in ratios)
+
+
 def render(result):
     text = report.table(
         ['layout', 'per operation', 'ops', 'server CPU ms',
@@ -282,19 +355,21 @@ def render(result):
          'verdict'], [[float('nan') if v is None else v for v in row]
                       for row in _rows(result)])
     notes = ['%d hosts, %s, 2 workers; reports at %g/s; each ratio is to '
-             'the floor measured right before its phase (floor ms); the '
-             'bare rows: the floor at the start of the run' % (
+             'the floor measured beside its phase (floor ms: casts right '
+             'before the reports, calls before each round of placements, '
+             'pooled); the bare rows: the floor at the start of the run' % (
                  result['hosts'], result['database'],
                  result['report_rate'])]
     for key, _, _ in LAYOUTS:
         measured = result['layouts'].get(key)
         if measured is not None:
+            placement = measured['placement']
             notes.append('%s: %d reports sent, %d absorbed; %d placed, '
-                         '%d errors' % (
+                         '%d errors; placement / call by round: %s' % (
                              measured['name'], measured['report']['sent'],
                              measured['report']['ops'],
-                             measured['placement']['placed'],
-                             measured['placement']['errors']))
+                             placement['placed'], placement['errors'],
+                             _spread(placement.get('round_ratios'))))
     return text + '\n' + '\n'.join(notes)
 
 

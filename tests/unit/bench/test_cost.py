@@ -178,3 +178,35 @@ def test_every_report_of_a_tracker_moves_its_usage():
         after = churn._stats(7, beat + 1)
         assert all(before[k] != after[k] for k in moved)
         assert after['stats']['bench_beat'] == str(beat + 1)
+
+
+def _round(floor_ms, server_ms, database_ms, ops):
+    floor = dict(_figures(floor_ms, None, 500), elapsed_s=1.0, drain_s=0.5,
+                 idle_cores={'server': 0.01})
+    op = dict(_figures(server_ms, database_ms, ops), elapsed_s=2.0,
+              drain_s=0.5, idle_cores={'server': 0.01, 'database': 0.02})
+    return floor, op
+
+
+def test_rounds_pool_cpu_over_operations_and_keep_each_ratio():
+    # the machine slowed down between the rounds: each round's ratio is
+    # to its own floor, the pooled one to the pooled floor
+    pooled = cost.pool_rounds([_round(1.0, 2.0, 0.5, 250),
+                               _round(1.5, 3.6, 0.7, 250)])
+    assert pooled['ops'] == 500 and pooled['placed'] == 500
+    assert pooled['server_ms'] == 2.8 and pooled['database_ms'] == 0.6
+    assert pooled['floor_ms'] == 1.25
+    assert pooled['round_ratios'] == [2.0, 2.4]
+    assert pooled['elapsed_s'] == 4.0 and pooled['drain_s'] == 1.0
+    assert cost.judge(pooled, pooled['floor_ms'], 2.5, 0.8)['ratio'] == 2.24
+
+
+def test_rounds_without_a_database_meter_pool_to_none():
+    pooled = cost.pool_rounds([_round(1.0, 2.0, None, 250)])
+    assert pooled['database_ms'] is None and pooled['server_ms'] == 2.0
+
+
+def test_render_prints_the_ratio_of_every_round():
+    result = _result()
+    result['layouts']['default']['placement']['round_ratios'] = [2.5, 2.75]
+    assert 'placement / call by round: 2.50x / 2.75x' in cost.render(result)
