@@ -30,7 +30,6 @@ import json
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
-from sqlalchemy.dialects import postgresql
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields as ovo_fields
 
@@ -40,6 +39,7 @@ from scheduler.db import api as db_api
 from scheduler.db import changes
 from scheduler.db import models
 from scheduler.db import ratios
+from scheduler.db import rows_update
 from scheduler.db import send_order
 from scheduler.db import statistics
 
@@ -442,69 +442,23 @@ def _insert_new(session, new, ratio_defaults, overrides, now):
     return list(ids)
 
 
-_B = sa.bindparam
 _INVENTORY_COLUMNS = ('total', 'reserved', 'min_unit', 'max_unit',
                       'step_size', 'allocation_ratio', 'reported_ratio',
                       'capacity', 'reported_used')
 
 
-class RowsUpdate:
-    """One UPDATE of many rows of ``table``, each found by its ``keys``
-    columns and given its ``values`` (column name -> what to set, from the
-    row's value: a SQL expression of it).
-
-    ``run(session, rows)`` takes dicts keyed by column name. On PostgreSQL
-    it is one statement whatever the number of rows, the rows' values
-    passed as one array per column and joined back with ``unnest``: parsed
-    and planned once, where psycopg2's pages of an executemany are parsed
-    and planned row by row. Elsewhere it is an executemany.
-    """
-
-    def __init__(self, table, keys, values):
-        self.names = list(keys) + list(values)
-        self.executemany = sa.update(table).where(*[
-            table.c[k] == _B(k + '_', type_=table.c[k].type)
-            for k in keys]).values(**{
-                k: value(_B(k + '_', type_=table.c[k].type))
-                for k, value in values.items()})
-        rows = sa.func.unnest(*[
-            sa.cast(_B(name + '_'), postgresql.ARRAY(table.c[name].type))
-            for name in self.names]).table_valued(
-                *self.names).render_derived()
-        #: PostgreSQL's statement, taking ``params(rows)``
-        self.statement = sa.update(table).where(*[
-            table.c[k] == rows.c[k] for k in keys]).values(**{
-                k: value(rows.c[k]) for k, value in values.items()})
-
-    def params(self, rows):
-        """``statement``'s parameters for ``rows``: one array per column."""
-        return {name + '_': [row[name] for row in rows]
-                for name in self.names}
-
-    def run(self, session, rows):
-        if db_api.dialect_of(session).name == 'postgresql':
-            session.execute(self.statement, self.params(rows))
-        else:
-            session.execute(self.executemany, [
-                {name + '_': row[name] for name in self.names}
-                for row in rows])
-
-
-def _as_reported(value):
-    return value
-
-
 # the provider is locked first; run by ``Change.update_providers``
-_UPDATE_PROVIDERS = RowsUpdate(P, ('id',), {
-    'disabled': _as_reported, 'availability_zone': _as_reported,
-    'reported_at': _as_reported, 'attributes': _as_reported,
-    'kind': _as_reported,
+_UPDATE_PROVIDERS = rows_update.RowsUpdate(P, ('id',), {
+    'disabled': rows_update.as_reported,
+    'availability_zone': rows_update.as_reported,
+    'reported_at': rows_update.as_reported,
+    'attributes': rows_update.as_reported, 'kind': rows_update.as_reported,
     # a report without the count keeps the stored one
     'failed_builds': lambda value: sa.func.coalesce(value,
                                                     P.c.failed_builds)})
-_UPDATE_INVENTORIES = RowsUpdate(
+_UPDATE_INVENTORIES = rows_update.RowsUpdate(
     INV, ('provider_id', 'resource_class'),
-    dict.fromkeys(_INVENTORY_COLUMNS, _as_reported))
+    dict.fromkeys(_INVENTORY_COLUMNS, rows_update.as_reported))
 
 
 _STORED_INVENTORIES = sa.select(

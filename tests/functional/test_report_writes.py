@@ -7,7 +7,10 @@ moved by the write's own lock only) and reads the others again under the
 lock. On each database:
 
 * a batch of changed reports of stored hosts reads the inventories once,
-  and on PostgreSQL updates all their rows in one statement per table;
+  and on PostgreSQL and MySQL/MariaDB updates all their rows in one
+  statement per table (``scheduler.db.rows_update``), leaving exactly
+  the values an executemany left (nulls, flags, microseconds, ratios),
+  however many statements a batch takes;
 * a report whose host was written between that read and the lock (a
   report of a moment before, a claim) still leaves exactly what it says;
 * two reports of one host in a batch leave the newest.
@@ -23,6 +26,7 @@ from scheduler import objects
 from scheduler.db import claims
 from scheduler.db import providers as db_providers
 from scheduler.db import provider_reads
+from scheduler.db import rows_update
 from scheduler.model import resource_classes as rcs
 from tests.functional import databases
 
@@ -57,13 +61,16 @@ def _vcpu(db, host):
 
 
 class _Statements:
-    """The statements the engine of ``db`` sends, as (verb, table)."""
+    """The statements the engine of ``db`` sends, as (verb, table); an
+    executemany other than an INSERT as one per row, as PyMySQL sends it
+    (it folds only INSERTs into one statement)."""
 
     def __init__(self, db):
         self.seen = []
         self._engine = db.engine
 
-    def _count(self, conn, cursor, statement, *args):
+    def _count(self, conn, cursor, statement, parameters, context,
+               executemany):
         words = statement.replace('(', ' ').split() + ['']
         verb = words[0]
         if verb == 'WITH':      # PostgreSQL's stamp: the UPDATE after a CTE
@@ -71,9 +78,13 @@ class _Statements:
             words = words[len(words) - words[::-1].index('UPDATE') - 1:]
         if verb == 'SELECT':
             table = words[words.index('FROM') + 1] if 'FROM' in words else ''
+        elif verb == 'UPDATE' and 'STRAIGHT_JOIN' in words:
+            # MySQL's: the rows' values joined to the table they set
+            table = words[words.index('STRAIGHT_JOIN') + 1]
         else:
             table = words[2] if verb == 'INSERT' else words[1]
-        self.seen.append((verb, table))
+        rows = len(parameters) if executemany and verb != 'INSERT' else 1
+        self.seen.extend([(verb, table)] * rows)
 
     def __enter__(self):
         sa.event.listen(self._engine, 'before_cursor_execute', self._count)
@@ -101,6 +112,12 @@ def test_a_batch_of_changed_reports_reads_inventories_once(database):
         assert sent.count('UPDATE', 'providers') == 1, sent.seen
         assert sent.count('UPDATE', 'inventories') == 1, sent.seen
         assert sent.seen[-1] == ('UPDATE', 'providers'), sent.seen
+    elif database.engine.dialect.name == 'mysql':
+        # the lock (which bumps the generations), one statement for the
+        # 12 providers' values and one for their 36 inventories (an
+        # executemany sent one per row), then the stamp
+        assert sent.count('UPDATE', 'providers') == 3, sent.seen
+        assert sent.count('UPDATE', 'inventories') == 1, sent.seen
     for i, host in enumerate(hosts):
         assert _vcpu(database, host) == (8, i % 3)
 
@@ -194,3 +211,45 @@ def test_two_reports_of_one_host_in_a_batch_leave_the_newest(database, order):
         reports.reverse()
     assert _absorb(database, reports) == (1, 0)
     assert _vcpu(database, 'h1') == (6, 0)
+
+
+@pytest.mark.parametrize('rows_per_statement', [rows_update.MYSQL_ROWS, 2])
+def test_a_batch_leaves_every_value_as_reported(database, monkeypatch,
+                                                rows_per_statement):
+    monkeypatch.setattr(rows_update, 'MYSQL_ROWS', rows_per_statement)
+    ratios = {rcs.VCPU: 1.1, rcs.MEMORY_MB: 0.3, rcs.DISK_GB: 1e-05}
+    hosts = ['rv-%d' % i for i in range(5)]
+    db_providers.absorb_reports(database, [_node(h, 0) for h in hosts],
+                                ratios, fresh_for=FRESH_FOR)
+    later = datetime.datetime(2026, 1, 1, 0, 0, 10, 123456,
+                              tzinfo=datetime.timezone.utc)
+    reports = []
+    for i, host in enumerate(hosts):
+        node = _node(host, 10, vcpus=9 + i, used=i)
+        node.updated_at = later
+        # the first row's values null where the others' are not
+        node.disabled = i % 2 == 1
+        if i:
+            node.availability_zone = 'az-%d' % i
+        reports.append(node)
+    assert db_providers.absorb_reports(database, reports, ratios,
+                                       fresh_for=FRESH_FOR) == (5, 0)
+    stored = {p['host']: p for p in provider_reads.list_providers(database)}
+    for i, host in enumerate(hosts):
+        provider = stored[host]
+        assert bool(provider['disabled']) is (i % 2 == 1)
+        assert provider['availability_zone'] == (
+            'az-%d' % i if i else None)
+        vcpu = provider['inventories'][rcs.VCPU]
+        assert (vcpu['total'], vcpu['reported_used']) == (9 + i, i)
+        assert vcpu['allocation_ratio'] == 1.1
+        assert provider['inventories'][rcs.MEMORY_MB][
+            'allocation_ratio'] == 0.3
+        assert provider['inventories'][rcs.DISK_GB][
+            'allocation_ratio'] == 1e-05
+    # the same values a second later: every stored value compares equal
+    # to what was reported, so all five are skipped as unchanged
+    for node in reports:
+        node.updated_at = later + datetime.timedelta(seconds=1)
+    assert db_providers.absorb_reports(database, reports, ratios,
+                                       fresh_for=FRESH_FOR) == (0, 5)
