@@ -279,18 +279,23 @@ def claim(database, ids, consumers, pairs, rows, now):
               'rows': json.dumps(pairs), 'allocations': json.dumps(rows),
               'now': now, 'stripe': changes.draw_stripe()}
     try:
-        with database.core_writer() as connection:
-            result = connection.exec_driver_sql(_CALL, params)
-            # an outcome but success is a one-row result set
-            answer = result.scalar() if result.returns_rows else None
-            if answer in claim_routine.RAISED:
-                raise claim_routine.RAISED[answer]()
+        # on a connection kept for it, through the driver
+        # (``scheduler.db.driver_calls``); success answers nothing and
+        # is committed, an outcome is a one-row result set, rolled back
+        answer = database.driver_calls.transaction(
+            _CALL, params, keep=_succeeded)
     except (db_exc.DBError, sa.exc.DBAPIError) as exc:
         if _error_code(exc) not in _DENIED | {_NO_SUCH_PROCEDURE}:
             raise
         warn_missing()
         return False
+    if answer in claim_routine.RAISED:
+        raise claim_routine.RAISED[answer]()
     return True
+
+
+def _succeeded(answer):
+    return answer is None
 
 
 def _error_code(exc):

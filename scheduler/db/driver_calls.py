@@ -1,16 +1,25 @@
 """One statement a worker sends many times a second, through the driver.
 
-The claim function's call (``scheduler.db.claim_routine``) is a single
-statement in autocommit, run for nearly every placement. Through
+The claim routine's call (``scheduler.db.claim_routines``) runs for nearly
+every placement: PostgreSQL's function is a single statement in
+autocommit, MariaDB's procedure a ``CALL`` and a ``COMMIT``. Through
 SQLAlchemy (a pool checkout and check-in, a ``Connection``, an execution
-context and a result per call) it cost the worker about three times the
-CPU of the driver's own ``cursor.execute``: 1.0 against 0.3 ms per
-claim, measured in process on PostgreSQL (doc/source/performance-history.rst).
-``DriverCalls`` keeps up to ``KEEP`` connections of the database's pool
-checked out, in the driver's autocommit mode, and runs a statement on a
-cursor of one of them::
+context and a result per call, a transaction's begin and end) it cost
+the worker about three times the CPU of the driver's own
+``cursor.execute``: 1.0 against 0.3 ms per claim, measured in process on
+PostgreSQL (doc/source/performance-history.rst); on MariaDB the
+transaction's begin, commit and check-in were 40 % of the claim's CPU in
+a worker (py-spy, 3,000 placements). ``DriverCalls`` keeps up to
+``KEEP`` connections of the database's pool checked out (psycopg2's in
+the driver's autocommit mode, PyMySQL's in transactions, none open while
+kept) and runs a statement on a cursor of one of them::
 
     answer = database.driver_calls.scalar('SELECT f(%(a)s)', {'a': 1})
+    answer = database.driver_calls.transaction(
+        'CALL p(%(a)s)', {'a': 1}, keep=lambda answer: answer is None)
+
+``transaction`` runs its statement in a transaction of its own and
+commits it if ``keep(answer)``, else rolls it back.
 
 The connections stay the pool's: they count against ``[database]
 max_pool_size`` and ``max_overflow`` as any checked-out connection does;
@@ -28,7 +37,7 @@ it wrote: the claim function answers that its consumers hold claims, and
 the claim is taken the way a repeated request's is
 (``scheduler.db.claims``).
 
-PostgreSQL (psycopg2) only: the claim function is PostgreSQL's.
+``scalar`` is psycopg2's (autocommit), ``transaction`` PyMySQL's.
 
 ``Database`` makes one per pool (``database.driver_calls``), and
 ``Database.dispose`` closes the connections it keeps (``close``).
@@ -69,6 +78,8 @@ class DriverCalls:
     def __init__(self, database):
         self._database = database
         self._dbapi = database.engine.dialect.loaded_dbapi
+        # psycopg2's kept connections are in its autocommit mode
+        self._autocommit = database.engine.dialect.driver == 'psycopg2'
         self._idle = collections.deque()
         self._lock = threading.Lock()
 
@@ -93,6 +104,44 @@ class DriverCalls:
         self._give_back(proxied)
         return None if row is None else row[0]
 
+    def transaction(self, sql, params, keep):
+        """The first column of the first row ``sql`` returns (None if it
+        returns none, or no result at all), run in a transaction of its
+        own: committed if ``keep(answer)``, else rolled back."""
+        proxied = None
+        try:
+            proxied = self._take()
+            connection = proxied.dbapi_connection
+            cursor = connection.cursor()
+            try:
+                cursor.execute(sql, params)
+                row = cursor.fetchone() if cursor.description else None
+            finally:
+                cursor.close()
+            answer = None if row is None else row[0]
+            if keep(answer):
+                connection.commit()
+            else:
+                connection.rollback()
+        except self._dbapi.Error:
+            if proxied is not None:
+                driver_connections.discard(proxied)
+            # once more the usual way (module docstring)
+            return self._transaction_again(sql, params, keep)
+        self._give_back(proxied)
+        return answer
+
+    def _transaction_again(self, sql, params, keep):
+        try:
+            with self._database.core_writer() as connection:
+                result = connection.exec_driver_sql(sql, params)
+                answer = result.scalar() if result.returns_rows else None
+                if not keep(answer):
+                    raise _Undone(answer)   # rolls the transaction back
+        except _Undone as undone:
+            return undone.answer
+        return answer
+
     def close(self):
         """Close the connections kept (``Database.dispose``). Calls may
         go on: they take connections of the pool again, and keep them."""
@@ -102,16 +151,19 @@ class DriverCalls:
             driver_connections.discard(proxied)
 
     def _take(self):
-        """A connection in autocommit: a kept one, else the pool's."""
+        """A connection (psycopg2's in autocommit): a kept one, else the
+        pool's."""
         with self._lock:
             while self._idle:
                 proxied = self._idle.pop()
-                if not proxied.dbapi_connection.closed:
+                if not driver_connections.is_closed(
+                        proxied.dbapi_connection):
                     return proxied
                 driver_connections.discard(proxied)
         proxied = self._database.engine.raw_connection()
-        driver_connections.set_up(proxied,
-                                  driver_connections.enter_autocommit)
+        if self._autocommit:
+            driver_connections.set_up(proxied,
+                                      driver_connections.enter_autocommit)
         return proxied
 
     def _give_back(self, proxied):
@@ -119,5 +171,15 @@ class DriverCalls:
             if len(self._idle) < KEEP:
                 self._idle.append(proxied)
                 return
-        driver_connections.leave_autocommit(proxied.dbapi_connection)
+        if self._autocommit:
+            driver_connections.leave_autocommit(proxied.dbapi_connection)
         proxied.close()
+
+
+class _Undone(Exception):
+    """``transaction``'s answer, not to be kept: raised out of the block
+    whose transaction it rolls back."""
+
+    def __init__(self, answer):
+        super().__init__(answer)
+        self.answer = answer

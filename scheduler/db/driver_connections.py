@@ -8,8 +8,8 @@ cursors instead:
 
 * ``scheduler.db.api.RawReader``, the host-state poller's reads (one
   thread, one connection detached from the pool);
-* ``scheduler.db.driver_calls.DriverCalls``, the claim function's call on
-  PostgreSQL (many threads, connections kept checked out of the pool).
+* ``scheduler.db.driver_calls.DriverCalls``, the claim routine's call
+  (many threads, connections kept checked out of the pool).
 
 Why they differ (threads, detached or checked out, what becomes of a
 driver error) is in ``scheduler.db.driver_calls``. What they do alike is
@@ -49,6 +49,15 @@ def leave_autocommit(dbapi_connection):
     set the flag on it)."""
     if not dbapi_connection.closed:
         dbapi_connection.autocommit = False
+
+
+def is_closed(dbapi_connection):
+    """Has the driver closed ``dbapi_connection`` (psycopg2's
+    ``closed``, PyMySQL's ``open``)?"""
+    closed = getattr(dbapi_connection, 'closed', None)
+    if closed is not None:
+        return bool(closed)
+    return not getattr(dbapi_connection, 'open', True)
 
 
 def discard(proxied):

@@ -1,6 +1,7 @@
-"""DriverCalls (scheduler.db.driver_calls): kept connections in
-autocommit, a statement that fails on one sent once more the usual way,
-and the kept connections closed with the Database's pool. The real
+"""DriverCalls (scheduler.db.driver_calls): kept connections (psycopg2's
+in autocommit), a statement that fails on one sent once more the usual
+way, a transaction committed or rolled back as its answer says, and the
+kept connections closed with the Database's pool. The real
 database: tests/functional/test_claim_routine.py, test_faults_db.py and
 test_claim_round_trips.py."""
 
@@ -8,6 +9,7 @@ import contextlib
 import sqlite3
 
 import psycopg2
+import pymysql
 import pytest
 from oslo_db import exception as db_exc
 
@@ -28,17 +30,37 @@ class _Driver:
         return self
 
     def execute(self, sql, params):
-        self.sent.append((sql, params, self.autocommit))
+        self.sent.append((sql, params, getattr(self, 'autocommit', None)))
         outcome = self.outcomes.pop(0)
         if isinstance(outcome, Exception):
             raise outcome
         self.row = outcome
 
+    @property
+    def description(self):
+        return None if self.row is None else [('answer',)]
+
     def fetchone(self):
         return self.row
 
+    def commit(self):
+        self.sent.append('COMMIT')
+
+    def rollback(self):
+        self.sent.append('ROLLBACK')
+
     def close(self):
         pass
+
+
+class _MySQLDriver(_Driver):
+    """A PyMySQL connection: ``open``, not ``closed``, and no
+    ``autocommit`` flag to set."""
+
+    def __init__(self, outcomes):
+        super().__init__(outcomes)
+        del self.closed, self.autocommit
+        self.open = True
 
 
 class _Proxied:
@@ -59,6 +81,7 @@ class _Proxied:
 class _Result:
     def __init__(self, value):
         self.value = value
+        self.returns_rows = value is not None
 
     def scalar(self):
         return self.value
@@ -68,13 +91,14 @@ class _Database:
     """A pool handing out scripted driver connections, and the usual
     (SQLAlchemy) way answering ``usual`` or raising it."""
 
-    def __init__(self, *drivers, usual=None):
+    def __init__(self, *drivers, usual=None, dbapi=psycopg2):
         self.drivers = list(drivers)
         self.usual = usual
         self.returned, self.invalidated, self.taken = [], [], 0
-        self.the_usual_way = []
+        self.the_usual_way, self.ended = [], []
         self.engine = self
-        self.dialect = type('Dialect', (), {'loaded_dbapi': psycopg2})()
+        self.dialect = type('Dialect', (), {
+            'loaded_dbapi': dbapi, 'driver': dbapi.__name__})()
 
     def raw_connection(self):
         self.taken += 1
@@ -86,6 +110,16 @@ class _Database:
     @contextlib.contextmanager
     def autocommit(self):
         yield self
+
+    @contextlib.contextmanager
+    def core_writer(self):
+        try:
+            yield self
+        except BaseException:
+            self.ended.append('rolled back')
+            raise
+        self.ended.append('committed')
+
 
     def exec_driver_sql(self, sql, params):
         self.the_usual_way.append(sql)
@@ -195,3 +229,49 @@ def test_dispose_closes_the_connections_kept_for_calls(db):
     assert db.engine.pool.checkedout() == 0
     with pytest.raises(sqlite3.ProgrammingError):
         driver.execute('SELECT 1')
+
+
+def _mysql(*drivers, usual=None):
+    return _Database(*drivers, usual=usual, dbapi=pymysql)
+
+
+def _no_answer(answer):
+    return answer is None
+
+
+@pytest.mark.parametrize('outcome, answer, end', [
+    (None, None, 'COMMIT'), (('held',), 'held', 'ROLLBACK')])
+def test_a_transaction_is_committed_or_rolled_back_as_its_answer_says(
+        outcome, answer, end):
+    driver = _MySQLDriver([outcome, None])
+    database = _mysql(driver)
+    calls = driver_calls.DriverCalls(database)
+    assert calls.transaction('CALL p()', {}, keep=_no_answer) == answer
+    assert driver.sent[1] == end
+    # kept, as it was: PyMySQL's connections are never put in autocommit
+    assert calls.transaction('CALL p()', {}, keep=_no_answer) is None
+    assert database.taken == 1 and driver.sent[-1] == 'COMMIT'
+    assert not hasattr(driver, 'autocommit')
+
+
+@pytest.mark.parametrize('usual, end', [
+    (None, 'committed'), ('held', 'rolled back')])
+def test_a_failed_transaction_is_run_once_more_the_usual_way(usual, end):
+    driver = _MySQLDriver([pymysql.err.OperationalError(1213, 'deadlock')])
+    database = _mysql(driver, usual=usual)
+    assert driver_calls.DriverCalls(database).transaction(
+        'CALL p()', {}, keep=_no_answer) == usual
+    assert database.the_usual_way == ['CALL p()']
+    assert database.ended == [end]
+    assert [p.dbapi_connection for p in database.invalidated] == [driver]
+
+
+def test_a_kept_mysql_connection_found_closed_is_not_used():
+    stale, fresh = _MySQLDriver([None]), _MySQLDriver([None])
+    database = _mysql(stale, fresh)
+    calls = driver_calls.DriverCalls(database)
+    calls.transaction('CALL p()', {}, keep=_no_answer)
+    stale.open = False
+    calls.transaction('CALL p()', {}, keep=_no_answer)
+    assert database.taken == 2 and fresh.sent == [
+        ('CALL p()', {}, None), 'COMMIT']
