@@ -126,7 +126,8 @@ moved. Take a committed transaction T that stamped rows with (s, v):
   ``since[s] < v`` (it had not seen v yet), so T's rows are returned.
   Any snapshot taken after the position was read does as well: the
   host-state poller reads the position and the providers in one
-  transaction on MariaDB and SQLite (in autocommit on PostgreSQL), and
+  transaction on SQLite, in autocommit on PostgreSQL and MariaDB (each
+  statement a snapshot of its own, taken after the position's), and
   aggregates and instances in a transaction of their own that follows.
 * If the position shows ``p < v``, T is not yet visible: the next read
   finds it, because the reader only moves ``since`` to positions it saw.

@@ -224,3 +224,35 @@ def test_the_pollers_reads_miss_no_committed_change(database):
     assert _table_essence(cache) == truth
     assert polls > 10
     cache.stop()
+
+
+@pytest.mark.parametrize('backend', ['mariadb'])
+def test_the_pollers_kept_connection_reads_in_autocommit(database):
+    """MariaDB: the connection the poller keeps runs each statement in a
+    snapshot of its own (no ROLLBACK per poll; the argument above holds
+    for any snapshot taken after the position was read); a connection
+    borrowed from the pool keeps one transaction per block."""
+    _providers(database, ['h1'])
+    count = 'SELECT COUNT(*) FROM providers'
+    kept = database.raw_reader(keep=True)
+    with kept.cursor() as cursor:
+        cursor.execute('SELECT @@autocommit')
+        assert cursor.fetchone()[0] == 1
+        cursor.execute(count)
+        before = cursor.fetchone()[0]
+        _providers(database, ['h2'])    # committed between two statements
+        cursor.execute(count)
+        assert cursor.fetchone()[0] == before + 1
+    kept.close()
+    borrowed = database.raw_reader()
+    with borrowed.cursor() as cursor:
+        cursor.execute('SELECT @@autocommit')
+        assert cursor.fetchone()[0] == 0
+        cursor.execute(count)
+        before = cursor.fetchone()[0]
+        _providers(database, ['h3'])
+        cursor.execute(count)
+        assert cursor.fetchone()[0] == before     # one snapshot
+    # and the pool's connection went back as the pool lends them
+    with database.engine.connect() as connection:
+        assert connection.exec_driver_sql('SELECT @@autocommit').scalar() == 0
