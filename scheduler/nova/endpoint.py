@@ -73,6 +73,10 @@ class NovaEndpoint:
         self.cell_uuid = conf.nova.cell_uuid
         self.write_back = None if placement is None else \
             nova_placement.WriteBack(placement, self._release)
+        # the allocation requests of the answers: classes held by a
+        # child provider named where Placement puts them
+        self._targets = nova_wire.root_targets if placement is None \
+            else placement.answer_targets
 
     def _delegate(self, method, ctxt, call=None, **args):
         """The manager's ``method``, after the edge check of its
@@ -129,7 +133,8 @@ class NovaEndpoint:
             selections = self.manager.driver.check_destination(
                 ctxt, args['spec_obj'], args['instance_uuids'])
             return nova_wire.answer(selections, return_objects,
-                                    self.cell_uuid, self._zone_of)
+                                    self.cell_uuid, self._zone_of,
+                                    self._targets)
 
         def plan(spec):
             return self._plan(ctxt, spec, uuids, bool(
@@ -146,7 +151,7 @@ class NovaEndpoint:
             except nova_placement.PlacementRefused as exc:
                 raise nova_wire.NoValidHost(str(exc)) from None
         return nova_wire.answer(selections, return_objects, self.cell_uuid,
-                                self._zone_of)
+                                self._zone_of, self._targets)
 
     def _plan(self, ctxt, spec, uuids, return_alternates, call):
         """The manager's selections (claimed), NoValidHost in nova's

@@ -87,7 +87,7 @@ class AllocationWriter:
     def write(self, consumer, selection, resources, project_id, user_id):
         """Write ``resources`` of ``consumer`` on the selection's tree;
         True if the consumer was new. ``PlacementRefused`` otherwise."""
-        allocations = self._targets(selection, resources)
+        allocations = self.targets(selection, resources)
         body = {'allocations': allocations, 'project_id': project_id,
                 'user_id': user_id, 'consumer_generation': None}
         answer = self._put(consumer, selection, body)
@@ -124,7 +124,7 @@ class AllocationWriter:
                                    _detail(response), conflict=False)
         return response.json()
 
-    def _targets(self, selection, resources):
+    def targets(self, selection, resources):
         """provider uuid -> {"resources": ...} (module docstring)."""
         root = selection.compute_node_uuid
         targets = {}
@@ -148,6 +148,20 @@ class AllocationWriter:
                                    _detail(response), conflict=False)
         found = [rp['uuid'] for rp in response.json()['resource_providers']]
         return root if root in found or not found else found[0]
+
+    def answer_targets(self, selection, resources):
+        """``targets`` for the allocation request of an answer's
+        selection (``nova_wire.answer``): nova's conductor claims an
+        alternate host with it when the first host fails, so a class
+        held by a child provider must name that provider. If Placement
+        cannot say, the root (the conductor's claim on it fails and it
+        moves on to the next alternate, as it would with no answer)."""
+        try:
+            return self.targets(selection, resources)
+        except PlacementRefused as exc:
+            LOG.warning('Allocation request of %s names its root '
+                        'provider only: %s', selection.host, exc)
+            return nova_wire.root_targets(selection, resources)
 
     def delete(self, consumer):
         """Delete the allocations of ``consumer`` (an undo); a failure

@@ -260,17 +260,28 @@ def limits_dict(selection):
     return {field: limits[rc] for field, rc in _LIMITS if rc in limits}
 
 
-def allocation_request(selection, resources):
-    """Placement's allocation request of ``resources`` on the selection's
-    node, as nova's allocation candidates carry it (JSON)."""
+def root_targets(selection, resources):
+    """Every class of ``resources`` on the selection's node, the root of
+    its tree (what ``answer`` names without a Placement to ask)."""
+    return {selection.compute_node_uuid: {'resources': dict(resources)}}
+
+
+def allocation_request(selection, resources, targets=root_targets):
+    """Placement's allocation request of ``resources`` in the selection's
+    tree, as nova's allocation candidates carry it (JSON):
+    ``targets(selection, resources)`` says which provider of the tree
+    takes which class (provider uuid -> ``{"resources": ...}``)."""
     node = selection.compute_node_uuid
-    return json.dumps({'allocations': {node: {'resources': resources}},
-                       'mappings': {'': [node]}}, sort_keys=True)
+    allocations = targets(selection, resources)
+    providers = [node] + sorted(set(allocations) - {node})
+    return json.dumps({'allocations': allocations,
+                       'mappings': {'': providers}}, sort_keys=True)
 
 
-def selection(sel, cell_uuid, zone, resources):
+def selection(sel, cell_uuid, zone, resources, targets=root_targets):
     """A nova Selection 1.1 primitive of one of the scheduler's
-    selections; ``resources`` what was claimed for its instance."""
+    selections; ``resources`` what was claimed for its instance,
+    ``targets`` as ``allocation_request``'s."""
     limits = dict({field: None for field, _rc in _LIMITS},
                   numa_topology=None, **limits_dict(sel))
     return _primitive('Selection', SELECTION_VERSION, {
@@ -279,7 +290,7 @@ def selection(sel, cell_uuid, zone, resources):
         'nodename': sel.nodename,
         'cell_uuid': cell_uuid,
         'limits': _primitive('SchedulerLimits', LIMITS_VERSION, limits),
-        'allocation_request': allocation_request(sel, resources),
+        'allocation_request': allocation_request(sel, resources, targets),
         'allocation_request_version': ALLOCATION_REQUEST_VERSION,
         'availability_zone': zone,
     })
@@ -291,16 +302,18 @@ def host_dict(sel):
             'limits': limits_dict(sel)}
 
 
-def answer(selections, return_objects, cell_uuid, zone_of):
+def answer(selections, return_objects, cell_uuid, zone_of,
+           targets=root_targets):
     """What nova's client expects back (module docstring);
-    ``zone_of(selection)`` is the availability zone of its host."""
+    ``zone_of(selection)`` is the availability zone of its host,
+    ``targets`` as ``allocation_request``'s."""
     if not return_objects:
         return [host_dict(per_instance[0]) for per_instance in selections]
     answers = []
     for per_instance in selections:
         resources = dict(per_instance[0].get('allocation') or {})
-        answers.append([selection(sel, cell_uuid, zone_of(sel), resources)
-                        for sel in per_instance])
+        answers.append([selection(sel, cell_uuid, zone_of(sel), resources,
+                                  targets) for sel in per_instance])
     return answers
 
 

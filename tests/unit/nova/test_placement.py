@@ -229,6 +229,47 @@ def test_a_class_of_a_child_goes_to_the_child():
                                        'CUSTOM_PCI_X': 1}}}
 
 
+def test_an_alternates_allocation_request_names_the_child():
+    """Nova's conductor claims an alternate host with the allocation
+    request of its selection: a class a child provider holds must name
+    that child (Nova's ServerMovingTestsWithNestedResourceRequests:
+    Placement refused the root, 409, and a resize ended in NoValidHost
+    once the first host failed)."""
+    root, child = 'r' * 8, 'c' * 8
+    url = '/resource_providers?in_tree=%s&resources=CUSTOM_MAGIC:1' % root
+    placement = FakePlacement(gets={url: Response(200, {
+        'resource_providers': [{'uuid': child}]})})
+    alternate = type('Sel', (), {'compute_node_uuid': root, 'host': 'h'})()
+    writer = nova_placement.AllocationWriter(placement)
+    request = json.loads(nova_wire.allocation_request(
+        alternate, {'VCPU': 2, 'CUSTOM_MAGIC': 1}, writer.answer_targets))
+    assert request == {
+        'allocations': {root: {'resources': {'VCPU': 2}},
+                        child: {'resources': {'CUSTOM_MAGIC': 1}}},
+        'mappings': {'': [root, child]}}
+    # Placement unreachable: the root, as without a Placement to ask
+    down = nova_placement.AllocationWriter(FakePlacement(
+        fail=ks_exc.ConnectFailure('down')))
+    assert json.loads(nova_wire.allocation_request(
+        alternate, {'VCPU': 2, 'CUSTOM_MAGIC': 1},
+        down.answer_targets))['allocations'] == {root: {'resources': {
+            'VCPU': 2, 'CUSTOM_MAGIC': 1}}}
+
+
+def test_the_answer_asks_placement_where_each_class_goes(nova_with):
+    placement = FakePlacement()
+    nova = nova_with(placement)
+    assert nova._targets == nova.write_back.writer.answer_targets
+    answer = send(nova, 'select_destinations', '4.5',
+                  recorded.select_args('4.5', policy=None))
+    # the root classes only: nothing to ask Placement
+    assert placement.calls('get') == []
+    for alternate in answer[0]:
+        data = alternate['nova_object.data']
+        assert list(json.loads(data['allocation_request'])[
+            'allocations']) == [data['compute_node_uuid']]
+
+
 def test_write_back_needs_placement_options(conf, manager,  # noqa: F811
                                             transport):
     conf.set_override('enabled', True, 'nova')
