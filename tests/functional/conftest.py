@@ -13,8 +13,14 @@ Teardown stops every server with SIGTERM and fails the test unless it
 exited 0; when a test failed, the tail of each server log is printed.
 ``database`` is the db layer in process on a fresh database of ``backend``.
 ``summary_line`` (``tests/conftest.py``) adds a line to the terminal
-summary (race figures).
+summary (race figures). ``one_cluster_fault_at_a_time`` keeps the fault
+tests of the cluster topology (Galera, the RabbitMQ cluster, a cut
+scheduler host) from running at the same time in two test processes.
 """
+
+import fcntl
+import os
+import tempfile
 
 import pytest
 
@@ -37,6 +43,27 @@ def pytest_runtest_makereport(item, call):
 def pytest_sessionfinish(session):
     """This test process's vhost goes with it (``shared_broker``)."""
     shared_broker.remove_vhost()
+
+
+@pytest.fixture(scope='module')
+def one_cluster_fault_at_a_time():
+    """Held while a test process runs a module's tests, its clusters'
+    start included (a module asks for it first, with ``usefixtures``):
+    the cluster fault tests time every call against 10 s, and two of
+    them at once on the suite's 2 cores starve each other's clusters (a
+    Galera node taking 23 s to rejoin instead of 11, its writer refusing
+    statements for 5 s, a call waiting 10.3 s, in one CI run). Other
+    tests go on in the other test processes; a process holds one such
+    lock at a time (pytest ends a module's fixtures before the next
+    module's begin), so none waits on another in a circle."""
+    path = os.path.join(tempfile.gettempdir(),
+                        'scheduler-tests-cluster-faults.lock')
+    with open(path, 'a') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture

@@ -35,6 +35,9 @@ from tests.functional import services
 from tests.functional import test_race
 from tests.functional import workload
 
+# one cluster fault test at a time (tests/functional/conftest.py)
+pytestmark = pytest.mark.usefixtures('one_cluster_fault_at_a_time')
+
 # workers of each scheduler host, one host per Galera node
 WORKERS = (2, 1, 1)
 

@@ -45,6 +45,9 @@ from tests.functional import services
 from tests.functional import shared_broker
 from tests.functional import workload
 
+# one cluster fault test at a time (tests/functional/conftest.py)
+pytestmark = pytest.mark.usefixtures('one_cluster_fault_at_a_time')
+
 LONGEST = 10.0
 # 36 instances each (fault_load.TINY): room for 21,600 placements, about
 # three times what a run places on a quiet machine

@@ -32,6 +32,9 @@ from tests.functional import services
 from tests.functional import workload
 from tests import call_dispatcher
 
+# one cluster fault test at a time (tests/functional/conftest.py)
+pytestmark = pytest.mark.usefixtures('one_cluster_fault_at_a_time')
+
 #: seconds within which the server answers again after the node died
 BACK_WITHIN = 10.0
 QUORUM = {'rabbit_quorum_queue': True, 'rabbit_transient_quorum_queue': True}
