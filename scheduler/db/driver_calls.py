@@ -86,50 +86,45 @@ class DriverCalls:
     def scalar(self, sql, params):
         """The first column of the first row ``sql`` returns (None if
         none), run in autocommit."""
-        proxied = None
-        try:
-            proxied = self._take()
-            cursor = proxied.dbapi_connection.cursor()
-            try:
-                cursor.execute(sql, params)
-                row = cursor.fetchone()
-            finally:
-                cursor.close()
-        except self._dbapi.Error:
-            if proxied is not None:
-                driver_connections.discard(proxied)
-            # once more the usual way (module docstring)
-            with self._database.autocommit() as connection:
-                return connection.exec_driver_sql(sql, params).scalar()
-        self._give_back(proxied)
-        return None if row is None else row[0]
+        done, answer = self._on_kept(
+            lambda connection: _first(connection, sql, params))
+        if done:
+            return answer
+        # once more the usual way (module docstring)
+        with self._database.autocommit() as connection:
+            return connection.exec_driver_sql(sql, params).scalar()
 
     def transaction(self, sql, params, keep):
         """The first column of the first row ``sql`` returns (None if it
         returns none, or no result at all), run in a transaction of its
         own: committed if ``keep(answer)``, else rolled back."""
-        proxied = None
-        try:
-            proxied = self._take()
-            connection = proxied.dbapi_connection
-            cursor = connection.cursor()
-            try:
-                cursor.execute(sql, params)
-                row = cursor.fetchone() if cursor.description else None
-            finally:
-                cursor.close()
-            answer = None if row is None else row[0]
+        def run(connection):
+            answer = _first(connection, sql, params)
             if keep(answer):
                 connection.commit()
             else:
                 connection.rollback()
+            return answer
+        done, answer = self._on_kept(run)
+        if done:
+            return answer
+        # once more the usual way (module docstring)
+        return self._transaction_again(sql, params, keep)
+
+    def _on_kept(self, run):
+        """``(True, run(driver connection))`` on a kept connection, given
+        back after; ``(False, None)`` if the driver raised, the
+        connection then closed for good."""
+        proxied = None
+        try:
+            proxied = self._take()
+            answer = run(proxied.dbapi_connection)
         except self._dbapi.Error:
             if proxied is not None:
                 driver_connections.discard(proxied)
-            # once more the usual way (module docstring)
-            return self._transaction_again(sql, params, keep)
+            return False, None
         self._give_back(proxied)
-        return answer
+        return True, answer
 
     def _transaction_again(self, sql, params, keep):
         try:
@@ -174,6 +169,18 @@ class DriverCalls:
         if self._autocommit:
             driver_connections.leave_autocommit(proxied.dbapi_connection)
         proxied.close()
+
+
+def _first(connection, sql, params):
+    """The first column of the first row ``sql`` returns on a cursor of
+    driver ``connection`` (None if no row, or no result at all)."""
+    cursor = connection.cursor()
+    try:
+        cursor.execute(sql, params)
+        row = cursor.fetchone() if cursor.description else None
+    finally:
+        cursor.close()
+    return None if row is None else row[0]
 
 
 class _Undone(Exception):
