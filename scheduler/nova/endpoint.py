@@ -71,12 +71,17 @@ class NovaEndpoint:
         self.manager = manager
         self.edge = edge
         self.cell_uuid = conf.nova.cell_uuid
+        self.placement = placement
         self.write_back = None if placement is None else \
             nova_placement.WriteBack(placement, self._release)
-        # the allocation requests of the answers: classes held by a
-        # child provider named where Placement puts them
-        self._targets = nova_wire.root_targets if placement is None \
-            else placement.answer_targets
+
+    def _answer_targets(self):
+        """The allocation requests' ``targets`` of one answer: classes
+        held by a child provider named where Placement puts them (where
+        the write-back put them, for a primary selection)."""
+        if self.placement is None:
+            return nova_wire.root_targets
+        return nova_placement.AnswerTargets(self.placement)
 
     def _delegate(self, method, ctxt, call=None, **args):
         """The manager's ``method``, after the edge check of its
@@ -122,6 +127,7 @@ class NovaEndpoint:
                                       filter_properties, self.cell_uuid)
         uuids = nova_wire.consumers(spec, instance_uuids,
                                     uuidutils.generate_uuid)
+        targets = self._answer_targets()
         if nova_wire.is_rebuild_check(spec):
             # the instance stays and keeps its allocations: nothing is
             # claimed or written to Placement (as nova-scheduler)
@@ -133,8 +139,7 @@ class NovaEndpoint:
             selections = self.manager.driver.check_destination(
                 ctxt, args['spec_obj'], args['instance_uuids'])
             return nova_wire.answer(selections, return_objects,
-                                    self.cell_uuid, self._zone_of,
-                                    self._targets)
+                                    self.cell_uuid, self._zone_of, targets)
 
         def plan(spec):
             return self._plan(ctxt, spec, uuids, bool(
@@ -147,11 +152,12 @@ class NovaEndpoint:
             try:
                 selections = self.write_back.select(
                     plan, spec, uuids,
-                    nova_wire.named_consumers(spec, instance_uuids), ctxt)
+                    nova_wire.named_consumers(spec, instance_uuids), ctxt,
+                    targets)
             except nova_placement.PlacementRefused as exc:
                 raise nova_wire.NoValidHost(str(exc)) from None
         return nova_wire.answer(selections, return_objects, self.cell_uuid,
-                                self._zone_of, self._targets)
+                                self._zone_of, targets)
 
     def _plan(self, ctxt, spec, uuids, return_alternates, call):
         """The manager's selections (claimed), NoValidHost in nova's

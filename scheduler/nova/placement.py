@@ -29,6 +29,13 @@ compute node; the feed folds a tree into its root); any other class on
 the provider of that tree that can take the amount (``GET
 /resource_providers?in_tree=&resources=``), the root first.
 
+The answer's allocation requests (``AnswerTargets``, one per request)
+name, for each selection written back, the providers it was written on,
+and for the alternates those Placement names when the answer is built
+(``AllocationWriter.answer_targets``): nova's conductor maps a request's
+groups to providers from the first, and claims an alternate with the
+others.
+
 Placement refusing a write (409: capacity moved underneath, or a
 consumer changed concurrently) means the scheduler's view of a host was
 behind Placement's: the allocations written for this request are
@@ -41,6 +48,8 @@ Placement (unreachable, 5xx) also releases the claims and raises
 ``PlacementRefused`` without a new plan: the scheduler never answers
 with a claim Placement does not hold.
 """
+
+import typing
 
 from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log as logging
@@ -70,6 +79,15 @@ class PlacementRefused(Exception):
         self.conflict = conflict
 
 
+class Written(typing.NamedTuple):
+    """What ``AllocationWriter.write`` wrote for one consumer."""
+
+    #: the consumer held no allocation before (an undo deletes it)
+    new: bool
+    #: provider uuid -> {"resources": ...}: where each class went
+    allocations: dict
+
+
 class AllocationWriter:
     """The allocations of instances in Placement, over a keystoneauth1
     ``Adapter`` (``placement_feed.reader.adapter_from_conf``)."""
@@ -86,13 +104,14 @@ class AllocationWriter:
 
     def write(self, consumer, selection, resources, project_id, user_id):
         """Write ``resources`` of ``consumer`` on the selection's tree;
-        True if the consumer was new. ``PlacementRefused`` otherwise."""
+        a ``Written`` (the consumer was new; the providers of each class)
+        once Placement took them, ``PlacementRefused`` otherwise."""
         allocations = self.targets(selection, resources)
         body = {'allocations': allocations, 'project_id': project_id,
                 'user_id': user_id, 'consumer_generation': None}
         answer = self._put(consumer, selection, body)
         if answer is None:
-            return True
+            return Written(True, allocations)
         held = self._get(consumer, selection)
         kept = {rp: {'resources': rp_alloc['resources']}
                 for rp, rp_alloc in held['allocations'].items()
@@ -102,7 +121,7 @@ class AllocationWriter:
         answer = self._put(consumer, selection, body)
         if answer is not None:
             raise answer
-        return False
+        return Written(False, allocations)
 
     def _put(self, consumer, selection, body):
         """None once written; the refusal of a consumer that exists
@@ -176,6 +195,30 @@ class AllocationWriter:
                         'Placement: %s', consumer, _detail(response))
 
 
+class AnswerTargets:
+    """The ``targets`` of one answer's allocation requests
+    (``nova_wire.answer``): a selection whose allocation the write-back
+    wrote names the providers it was written on (``written``; nova's
+    conductor maps the request's groups to providers from it), the
+    others are asked of Placement (``AllocationWriter.answer_targets``).
+    One per request: the same tree asked again after the write would
+    answer from the capacity that write just took."""
+
+    def __init__(self, writer):
+        self.writer = writer
+        self._written = {}
+
+    def written(self, selection, allocations):
+        # by identity: the answer is built from these very selections
+        self._written[id(selection)] = (selection, allocations)
+
+    def __call__(self, selection, resources):
+        known = self._written.get(id(selection))
+        if known is not None and known[0] is selection:
+            return known[1]
+        return self.writer.answer_targets(selection, resources)
+
+
 def _detail(response):
     """Placement's error detail (its JSON errors, else the text)."""
     try:
@@ -197,9 +240,11 @@ class WriteBack:
         self.release = release
         self.replans = replans
 
-    def select(self, plan, spec, consumers, named, ctxt):
+    def select(self, plan, spec, consumers, named, ctxt, answer=None):
         """The selections of ``plan(spec)`` whose allocations Placement
-        took, for ``consumers`` (those in ``named`` written)."""
+        took, for ``consumers`` (those in ``named`` written); each
+        allocation written is told to ``answer`` (an ``AnswerTargets``),
+        if given."""
         refused = None
         for _attempt in range(self.replans + 1):
             try:
@@ -210,7 +255,8 @@ class WriteBack:
                 raise nova_wire.NoValidHost('%s; before that, %s' % (
                     exc.reason, refused)) from None
             try:
-                self._write_all(spec, consumers, named, ctxt, selections)
+                self._write_all(spec, consumers, named, ctxt, selections,
+                                answer)
                 return selections
             except PlacementRefused as exc:
                 refused = exc
@@ -224,7 +270,7 @@ class WriteBack:
                     exc.host]
         raise refused
 
-    def _write_all(self, spec, consumers, named, ctxt, selections):
+    def _write_all(self, spec, consumers, named, ctxt, selections, answer):
         """Write each named instance's allocation; on a refusal, delete
         those written as new consumers by this call, and raise."""
         project = spec.get('project_id') or ctxt.project_id
@@ -235,9 +281,12 @@ class WriteBack:
                 if consumer not in named:
                     continue
                 first = per_instance[0]
-                if self.writer.write(consumer, first, dict(
-                        first.get('allocation') or {}), project, user):
+                done = self.writer.write(consumer, first, dict(
+                    first.get('allocation') or {}), project, user)
+                if done.new:
                     written.append(consumer)
+                if answer is not None:
+                    answer.written(first, done.allocations)
         except PlacementRefused:
             for consumer in written:
                 self.writer.delete(consumer)

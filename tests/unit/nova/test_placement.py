@@ -60,7 +60,9 @@ class FakePlacement:
             return self.puts.pop(0) if self.puts else Response(204)
         if method == 'delete':
             return Response(204)
-        return self.gets[url]
+        answer = self.gets[url]
+        # a list: one answer per request, in turn
+        return answer.pop(0) if isinstance(answer, list) else answer
 
     def put(self, url, json=None, microversion=None, raise_exc=True):
         return self._answer('put', url, json, microversion)
@@ -256,10 +258,62 @@ def test_an_alternates_allocation_request_names_the_child():
             'VCPU': 2, 'CUSTOM_MAGIC': 1}}}
 
 
+class _Selection(dict):
+    """What the write-back and ``nova_wire.answer`` read of a Selection."""
+
+    def __init__(self, root, allocation):
+        super().__init__(allocation=allocation, limits={})
+        self.compute_node_uuid = root
+        self.host = self.nodename = 'host-' + root[:1]
+
+
+def _in_tree(root, rc, amount=1):
+    return '/resource_providers?in_tree=%s&resources=%s:%d' % (root, rc,
+                                                                amount)
+
+
+def _providers(*uuids):
+    return Response(200, {'resource_providers': [{'uuid': u}
+                                                 for u in uuids]})
+
+
+def test_the_answer_names_the_providers_the_write_back_wrote():
+    """The primary selection's allocation request names the child its
+    allocation was written on, asked of Placement once: asked again
+    after the write, Placement would name no provider (the child's last
+    unit is taken now) and the request the root, where nova's conductor
+    maps the request's groups from. An alternate is asked of
+    Placement."""
+    root, child, other, other_child = 'r' * 8, 'c' * 8, 'o' * 8, 'x' * 8
+    wanted = {'VCPU': 2, 'CUSTOM_MAGIC': 1}
+    placement = FakePlacement(gets={
+        _in_tree(root, 'CUSTOM_MAGIC'): [_providers(child), _providers()],
+        _in_tree(other, 'CUSTOM_MAGIC'): _providers(other_child)})
+    writer = nova_placement.AllocationWriter(placement)
+    primary, alternate = _Selection(root, wanted), _Selection(other, wanted)
+    answer = nova_placement.AnswerTargets(writer)
+    selections = nova_placement.WriteBack(writer, release=None).select(
+        lambda spec: [[primary, alternate]],
+        {'project_id': 'p', 'user_id': 'u'}, ['i'], {'i'}, None, answer)
+    [[first, second]] = nova_wire.answer(selections, True, CELL,
+                                         lambda sel: 'nova', answer)
+    expected = {child: {'resources': {'CUSTOM_MAGIC': 1}},
+                root: {'resources': {'VCPU': 2}}}
+    [(_, put)] = placement.calls('put')
+    assert put['allocations'] == expected
+    assert json.loads(first['nova_object.data']['allocation_request'])[
+        'allocations'] == expected
+    assert json.loads(second['nova_object.data']['allocation_request'])[
+        'allocations'] == {other_child: {'resources': {'CUSTOM_MAGIC': 1}},
+                           other: {'resources': {'VCPU': 2}}}
+    assert [url for url, _ in placement.calls('get')] == [
+        _in_tree(root, 'CUSTOM_MAGIC'), _in_tree(other, 'CUSTOM_MAGIC')]
+
+
 def test_the_answer_asks_placement_where_each_class_goes(nova_with):
     placement = FakePlacement()
     nova = nova_with(placement)
-    assert nova._targets == nova.write_back.writer.answer_targets
+    assert isinstance(nova._answer_targets(), nova_placement.AnswerTargets)
     answer = send(nova, 'select_destinations', '4.5',
                   recorded.select_args('4.5', policy=None))
     # the root classes only: nothing to ask Placement
