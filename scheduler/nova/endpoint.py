@@ -71,7 +71,6 @@ class NovaEndpoint:
         self.manager = manager
         self.edge = edge
         self.cell_uuid = conf.nova.cell_uuid
-        self.placement = placement
         self.write_back = None if placement is None else \
             nova_placement.WriteBack(placement, self._release)
 
@@ -79,9 +78,9 @@ class NovaEndpoint:
         """The allocation requests' ``targets`` of one answer: classes
         held by a child provider named where Placement puts them (where
         the write-back put them, for a primary selection)."""
-        if self.placement is None:
+        if self.write_back is None:
             return nova_wire.root_targets
-        return nova_placement.AnswerTargets(self.placement)
+        return nova_placement.AnswerTargets(self.write_back.writer)
 
     def _delegate(self, method, ctxt, call=None, **args):
         """The manager's ``method``, after the edge check of its
